@@ -1,0 +1,113 @@
+import { resolve } from 'node:path';
+
+export type Role = 'station' | 'scout';
+
+export interface ServeFlags {
+  host?: string;
+  port?: string;
+  dataDir?: string;
+}
+
+export interface CommonConfig {
+  host: string;
+  port: number;
+  dataDir: string;
+  initialAdminPassword: string;
+}
+
+export interface StationConfig extends CommonConfig {
+  role: 'station';
+  databaseUrl: string | undefined;
+  backupRoot: string;
+  stagingDir: string;
+  maxUploadBytes: number;
+}
+
+export interface ScoutConfig extends CommonConfig {
+  role: 'scout';
+  scanRoot: string;
+  /** Environment overrides of settings fields; saved settings fill what these leave open. */
+  env: {
+    station_url?: string;
+    scout_id?: string;
+    scout_credential?: string;
+    cron_schedule?: string;
+  };
+  advertisedUrl: string | undefined;
+}
+
+/** A configuration problem: the CLI prints its message as one line and exits non-zero. */
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
+
+const DEFAULT_PORTS: Record<Role, number> = { station: 6555, scout: 6556 };
+const TIB = 1024 ** 4;
+
+type Env = Record<string, string | undefined>;
+
+function nonEmpty(value: string | undefined): string | undefined {
+  return value === undefined || value.trim() === '' ? undefined : value.trim();
+}
+
+function parsePort(text: string, source: string): number {
+  const port = Number(text);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) {
+    throw new ConfigError(`${source} must be a port number from 0 to 65535, got "${text}"`);
+  }
+  return port;
+}
+
+function parsePositiveInt(text: string, source: string): number {
+  const value = Number(text);
+  if (!Number.isSafeInteger(value) || value <= 0) {
+    throw new ConfigError(`${source} must be a positive whole number of bytes, got "${text}"`);
+  }
+  return value;
+}
+
+function common(role: Role, flags: ServeFlags, env: Env): CommonConfig {
+  const portText = flags.port ?? nonEmpty(env.PORT);
+  const dataDir =
+    flags.dataDir ?? nonEmpty(env.DATA_DIR) ?? nonEmpty(env.STATE_DIRECTORY) ?? `./data/${role}`;
+  return {
+    host: flags.host ?? nonEmpty(env.HOST) ?? '0.0.0.0',
+    port: portText === undefined ? DEFAULT_PORTS[role] : parsePort(portText, flags.port ? '--port' : 'PORT'),
+    // systemd may pass several state directories separated by ':'; the first is ours.
+    dataDir: resolve(dataDir.split(':')[0] ?? dataDir),
+    initialAdminPassword: env.INITIAL_ADMIN_PASSWORD ?? 'admin',
+  };
+}
+
+export function loadStationConfig(flags: ServeFlags, env: Env = process.env): StationConfig {
+  const base = common('station', flags, env);
+  const databaseUrl = nonEmpty(env.DATABASE_URL);
+  if (databaseUrl && !/^postgres(ql)?:\/\//.test(databaseUrl)) {
+    throw new ConfigError('DATABASE_URL must start with postgres:// or postgresql://');
+  }
+  const maxUpload = nonEmpty(env.MAX_UPLOAD_BYTES);
+  return {
+    ...base,
+    role: 'station',
+    databaseUrl,
+    backupRoot: resolve(nonEmpty(env.BACKUP_ROOT) ?? `${base.dataDir}/snapshots`),
+    stagingDir: resolve(nonEmpty(env.STAGING_DIR) ?? `${base.dataDir}/staging`),
+    maxUploadBytes: maxUpload ? parsePositiveInt(maxUpload, 'MAX_UPLOAD_BYTES') : TIB,
+  };
+}
+
+export function loadScoutConfig(flags: ServeFlags, env: Env = process.env): ScoutConfig {
+  const base = common('scout', flags, env);
+  return {
+    ...base,
+    role: 'scout',
+    scanRoot: resolve(nonEmpty(env.SCAN_ROOT) ?? '/scan'),
+    env: {
+      station_url: nonEmpty(env.STATION_URL),
+      scout_id: nonEmpty(env.SCOUT_ID),
+      scout_credential: nonEmpty(env.SCOUT_CREDENTIAL),
+      cron_schedule: nonEmpty(env.CRON_SCHEDULE),
+    },
+    advertisedUrl: nonEmpty(env.ADVERTISED_URL),
+  };
+}

@@ -1,0 +1,22 @@
+import { createAccounts } from './auth/accounts.ts';
+import { createAutomationTokens } from './auth/automation-tokens.ts';
+import { createSessions } from './auth/sessions.ts';
+import type { Role } from './config.ts';
+import type { CoreStorage } from './db/core-db.ts';
+import { createSettingsStore } from './settings/settings-store.ts';
+
+/** The services every role shares, bound to that role's database and cookie. */
+export function createCore(role: Role, storage: CoreStorage) {
+  const accounts = createAccounts(storage.db, storage.tables);
+  return {
+    role,
+    cookieName: role === 'station' ? 'service_session' : 'service_scout_session',
+    storage,
+    accounts,
+    sessions: createSessions(storage.db, storage.tables, accounts),
+    tokens: createAutomationTokens(storage.db, storage.tables),
+    settings: createSettingsStore(storage.db, storage.tables),
+  };
+}
+
+export type Core = ReturnType<typeof createCore>;

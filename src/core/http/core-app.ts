@@ -1,0 +1,40 @@
+import { Hono } from 'hono';
+import type { Core } from '../core.ts';
+import { authenticate } from './access.ts';
+import type { AppEnv } from './app-env.ts';
+import { handleError, handleNotFound } from './error-handler.ts';
+import { sameOriginWrites } from './origin-check.ts';
+import { apiRateLimit } from './rate-limits.ts';
+import { requestLog } from './request-log.ts';
+import { automationTokenRoutes } from './routes/automation-tokens.ts';
+import { sessionRoutes } from './routes/session.ts';
+import { userRoutes } from './routes/users.ts';
+
+export interface CoreAppOptions {
+  /** Requests the general `/api` rate limit does not count (downloads). */
+  rateLimitExempt?: (method: string, path: string) => boolean;
+}
+
+/**
+ * The Hono app every role starts from: request ids and logging, the error shape, the
+ * `/api` guards (rate limit, same-origin writes, authentication) and the shared routes.
+ */
+export function createCoreApp(core: Core, options: CoreAppOptions = {}): Hono<AppEnv> {
+  const app = new Hono<AppEnv>();
+  app.onError(handleError);
+  app.notFound(handleNotFound);
+  app.use('*', requestLog());
+  app.use('*', async function provideCore(c, next) {
+    c.set('core', core);
+    c.set('auth', null);
+    await next();
+    c.header('X-Content-Type-Options', 'nosniff');
+  });
+  app.use('/api/*', apiRateLimit(options.rateLimitExempt ?? (() => false)));
+  app.use('/api/*', sameOriginWrites());
+  app.use('/api/*', authenticate());
+  app.route('/api/session', sessionRoutes());
+  app.route('/api/users', userRoutes());
+  app.route('/api/automation-tokens', automationTokenRoutes());
+  return app;
+}

@@ -1,0 +1,76 @@
+import { Hono } from 'hono';
+import { deleteCookie, getCookie, setCookie } from 'hono/cookie';
+import { z } from 'zod';
+import { tokenMetadata } from '../../auth/automation-tokens.ts';
+import { SESSION_LIFETIME_MS } from '../../auth/sessions.ts';
+import { publicUser } from '../../auth/types.ts';
+import { unauthorized } from '../../errors.ts';
+import { signedIn } from '../access.ts';
+import type { AppEnv } from '../app-env.ts';
+import { clientAddress } from '../client-address.ts';
+import { readJson } from '../json-body.ts';
+
+const Login = z.object({ username: z.string().min(1).max(200), password: z.string().min(1).max(1000) });
+const ChangePassword = z.object({
+  current_password: z.string().max(1000),
+  new_password: z.string().max(1000),
+  confirm_new_password: z.string().max(1000),
+});
+
+function isHttps(url: string, forwardedProto: string | undefined): boolean {
+  return url.startsWith('https:') || forwardedProto?.split(',')[0]?.trim() === 'https';
+}
+
+export function sessionRoutes() {
+  const app = new Hono<AppEnv>();
+
+  app.post('/login', async (c) => {
+    const body = await readJson(c, Login);
+    const core = c.get('core');
+    const { sessionId, user } = await core.sessions.login(body.username, body.password, clientAddress(c));
+    setCookie(c, core.cookieName, sessionId, {
+      httpOnly: true,
+      sameSite: 'Lax',
+      path: '/',
+      secure: isHttps(c.req.url, c.req.header('x-forwarded-proto')),
+      maxAge: Math.floor(SESSION_LIFETIME_MS / 1000),
+    });
+    return c.json({ status: 'ok', user: publicUser(user) });
+  });
+
+  app.get('/me', (c) => {
+    const auth = c.get('auth');
+    if (!auth) return c.json({ authenticated: false, user: null });
+    return c.json({
+      authenticated: true,
+      user: publicUser(auth.user),
+      ...(auth.via === 'token' ? { automation_token: tokenMetadata(auth.token) } : {}),
+    });
+  });
+
+  app.post('/change-password', signedIn(null, { duringPasswordChange: true }), async (c) => {
+    const body = await readJson(c, ChangePassword);
+    const auth = c.get('auth');
+    if (auth?.via !== 'session') throw unauthorized('sign in required');
+    const user = await c.get('core').sessions.changePassword(auth.user, auth.sessionHash, body);
+    return c.json({ status: 'ok', user: publicUser(user) });
+  });
+
+  app.post('/logout', async (c) => {
+    const core = c.get('core');
+    const sessionId = getCookie(c, core.cookieName);
+    if (sessionId) await core.sessions.logout(sessionId);
+    deleteCookie(c, core.cookieName, { path: '/' });
+    return c.json({ status: 'ok' });
+  });
+
+  app.post('/logout-all', signedIn(null, { duringPasswordChange: true }), async (c) => {
+    const core = c.get('core');
+    const auth = c.get('auth');
+    if (auth) await core.sessions.logoutAll(auth.user.id);
+    deleteCookie(c, core.cookieName, { path: '/' });
+    return c.json({ status: 'ok' });
+  });
+
+  return app;
+}

@@ -1,0 +1,45 @@
+import { Hono } from 'hono';
+import { z } from 'zod';
+import { buildInfo } from '../../build-info.ts';
+import { adminOnly, currentUser, signedIn } from '../access.ts';
+import type { AppEnv } from '../app-env.ts';
+import { readJson } from '../json-body.ts';
+
+const CreateUser = z.object({
+  username: z.string(),
+  password: z.string().max(1000),
+  is_admin: z.boolean().default(false),
+});
+const UpdateUser = z.object({
+  username: z.string().optional(),
+  password: z.string().max(1000).optional(),
+  is_admin: z.boolean().optional(),
+});
+
+export function userRoutes() {
+  const app = new Hono<AppEnv>();
+
+  app.get('/', signedIn(null), async (c) => {
+    const users = await c.get('core').accounts.list(currentUser(c));
+    return c.json({ users, build: buildInfo });
+  });
+
+  app.post('/', adminOnly(null), async (c) => {
+    const body = await readJson(c, CreateUser);
+    return c.json({ user: await c.get('core').accounts.create(body) }, 201);
+  });
+
+  app.put('/:userId', signedIn(null), async (c) => {
+    const body = await readJson(c, UpdateUser);
+    const user = await c.get('core').accounts.update(currentUser(c), c.req.param('userId'), body);
+    return c.json({ user });
+  });
+
+  app.delete('/:userId', adminOnly(null), async (c) => {
+    const id = c.req.param('userId');
+    await c.get('core').accounts.remove(id);
+    return c.json({ status: 'deleted', id });
+  });
+
+  return app;
+}

@@ -1,0 +1,80 @@
+import { hostname } from 'node:os';
+import { validate as validCron } from 'node-cron';
+import { z } from 'zod';
+import type { ScoutConfig } from '../../core/config.ts';
+import type { SettingsStore } from '../../core/settings/settings-store.ts';
+import { isNamespaceComponent, NAMESPACE_RULE } from '../../shared/namespace.ts';
+
+export const DEFAULT_CRON_SCHEDULE = '0 * * * *';
+
+const stationUrl = z
+  .string()
+  .trim()
+  .refine((value) => {
+    if (value === '') return true;
+    try {
+      return ['http:', 'https:'].includes(new URL(value).protocol);
+    } catch {
+      return false;
+    }
+  }, 'station_url must be an http:// or https:// address');
+
+/** What an admin may set. Omitted fields fall back to the environment, then the defaults. */
+export const ScoutSettingsInput = z.strictObject({
+  station_url: stationUrl.nullable().optional(),
+  scout_id: z.string().refine(isNamespaceComponent, `scout_id must be ${NAMESPACE_RULE}`).optional(),
+  scout_credential: z.string().trim().max(8192, 'scout_credential is too long').nullable().optional(),
+  cron_schedule: z
+    .string()
+    .trim()
+    .refine((value) => validCron(value), 'cron_schedule is not a valid cron expression (e.g. "0 * * * *")')
+    .optional(),
+});
+
+export interface ScoutSettings {
+  station_url: string | null;
+  scout_id: string;
+  scout_credential: string | null;
+  cron_schedule: string;
+}
+
+const SECTION = 'scout';
+
+/** The host name made a valid namespace component. */
+export function defaultScoutId(): string {
+  const cleaned = hostname()
+    .replace(/[^A-Za-z0-9._-]/g, '-')
+    .replace(/^\.+/, '')
+    .slice(0, 64);
+  return cleaned || 'scout';
+}
+
+function clean<T extends Record<string, unknown>>(value: T): Partial<T> {
+  return Object.fromEntries(
+    Object.entries(value).filter(([, v]) => v !== undefined && v !== ''),
+  ) as Partial<T>;
+}
+
+export function createScoutSettings(store: SettingsStore, config: ScoutConfig) {
+  const defaults: ScoutSettings = {
+    station_url: null,
+    scout_id: defaultScoutId(),
+    scout_credential: null,
+    cron_schedule: DEFAULT_CRON_SCHEDULE,
+  };
+  const fromEnv = ScoutSettingsInput.safeParse(clean(config.env));
+  const base = { ...defaults, ...(fromEnv.success ? clean(fromEnv.data) : {}) } as ScoutSettings;
+  return {
+    async read(): Promise<ScoutSettings> {
+      const saved = ScoutSettingsInput.safeParse(await store.read(SECTION));
+      return { ...base, ...(saved.success ? clean(saved.data) : {}) } as ScoutSettings;
+    },
+    /** Replaces the saved settings with `input`; returns the normalised effective settings. */
+    async replace(input: z.infer<typeof ScoutSettingsInput>): Promise<ScoutSettings> {
+      await store.write(SECTION, clean(input));
+      return this.read();
+    },
+  };
+}
+
+export type ScoutSettingsService = ReturnType<typeof createScoutSettings>;

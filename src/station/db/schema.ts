@@ -1,0 +1,1 @@
+export { automationTokens, sessions, settings, users } from '../../core/db/core-tables.pg.ts';

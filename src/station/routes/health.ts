@@ -1,0 +1,49 @@
+import { Hono } from 'hono';
+import type { AppEnv } from '../../core/http/app-env.ts';
+import { probeWritable, storageInfo } from '../services/storage-health.ts';
+import type { StationServices } from '../services.ts';
+
+async function databaseProblem(station: StationServices): Promise<string | null> {
+  try {
+    await station.storage.ping();
+    return null;
+  } catch (error) {
+    return `database unreachable: ${(error as Error).message}`;
+  }
+}
+
+export function healthRoutes(station: StationServices) {
+  const app = new Hono<AppEnv>();
+
+  app.get('/health', async (c) => {
+    const [storage, dbProblem] = await Promise.all([
+      storageInfo(station.config.backupRoot),
+      databaseProblem(station),
+    ]);
+    const ok = storage.writable && dbProblem === null;
+    return c.json(
+      {
+        status: ok ? 'ok' : 'unavailable',
+        storage,
+        database: { kind: station.storage.kind, ok: dbProblem === null },
+        max_upload_bytes: station.config.maxUploadBytes,
+        ...(ok ? {} : { detail: dbProblem ?? `${storage.backup_root} is not writable` }),
+      },
+      ok ? 200 : 503,
+    );
+  });
+
+  app.get('/health/ready', async (c) => {
+    const problems = (
+      await Promise.all([
+        probeWritable(station.config.backupRoot),
+        probeWritable(station.config.stagingDir),
+        databaseProblem(station),
+      ])
+    ).filter((p): p is string => p !== null);
+    if (problems.length > 0) return c.json({ status: 'unavailable', detail: problems.join('; ') }, 503);
+    return c.json({ status: 'ok' });
+  });
+
+  return app;
+}

@@ -1,0 +1,59 @@
+import { Hono } from 'hono';
+import { z } from 'zod';
+import { badRequest, forbidden } from '../../core/errors.ts';
+import { adminOnly, signedIn } from '../../core/http/access.ts';
+import type { AppEnv } from '../../core/http/app-env.ts';
+import { readJson } from '../../core/http/json-body.ts';
+import { StationSettingsInput } from '../services/station-settings.ts';
+import { storageInfo } from '../services/storage-health.ts';
+import type { StationServices } from '../services.ts';
+
+const Section = z.enum(['settings', 'storage', 'snapshots']).optional();
+
+export function settingsRoutes(station: StationServices) {
+  const app = new Hono<AppEnv>();
+
+  app.get('/overview', signedIn('read'), async (c) => {
+    const parsed = Section.safeParse(c.req.query('section') || undefined);
+    if (!parsed.success) throw badRequest('section must be settings, storage or snapshots');
+    const section = parsed.data;
+    const auth = c.get('auth');
+    // A read-only automation token never sees settings.
+    const mayReadSettings = auth?.via === 'session' || auth?.scopes.includes('manage') === true;
+    if (section === 'settings' && !mayReadSettings) {
+      throw forbidden('this automation token may not read settings (needs the "manage" scope)');
+    }
+    const body: Record<string, unknown> = {};
+    if ((section === undefined || section === 'settings') && mayReadSettings) {
+      body.settings = await station.settings.read();
+    }
+    if (section === undefined || section === 'storage') {
+      body.storage = {
+        ...(await storageInfo(station.config.backupRoot)),
+        staging_dir: station.config.stagingDir,
+        max_upload_bytes: station.config.maxUploadBytes,
+        uploads_paused: await station.uploads.paused(),
+      };
+    }
+    // The snapshot index arrives with the upload protocol; until then no Scout has stored anything.
+    if (section === undefined || section === 'snapshots') body.scouts = [];
+    return c.json(body);
+  });
+
+  app.post('/settings', adminOnly('manage'), async (c) => {
+    const input = await readJson(c, StationSettingsInput);
+    return c.json({ settings: await station.settings.replace(input) });
+  });
+
+  app.post('/admin/uploads/pause', adminOnly('backup'), async (c) => {
+    await station.uploads.setPaused(true);
+    return c.json({ status: 'paused', uploads_paused: true });
+  });
+
+  app.post('/admin/uploads/resume', adminOnly('backup'), async (c) => {
+    await station.uploads.setPaused(false);
+    return c.json({ status: 'resumed', uploads_paused: false });
+  });
+
+  return app;
+}

@@ -1,0 +1,49 @@
+import { z } from 'zod';
+import type { SettingsStore } from '../../core/settings/settings-store.ts';
+
+export const DEFAULT_RETENTION_KEEP_LAST = 30;
+
+/** What an admin may set. Omitted fields fall back to the environment, then the defaults. */
+export const StationSettingsInput = z.strictObject({
+  retention_keep_last: z
+    .number()
+    .int('retention_keep_last must be a whole number')
+    .min(1, 'retention_keep_last must be at least 1')
+    .max(100_000, 'retention_keep_last must be at most 100000')
+    .optional(),
+});
+
+export type StationSettings = { retention_keep_last: number };
+
+const SECTION = 'station';
+
+function fromEnvironment(env: Record<string, string | undefined>): Partial<StationSettings> {
+  const keep = env.RETENTION_KEEP_LAST;
+  if (keep === undefined || keep.trim() === '') return {};
+  const parsed = StationSettingsInput.shape.retention_keep_last.safeParse(Number(keep));
+  return parsed.success && parsed.data !== undefined ? { retention_keep_last: parsed.data } : {};
+}
+
+export function createStationSettings(store: SettingsStore, env = process.env) {
+  const defaults: StationSettings = {
+    retention_keep_last: DEFAULT_RETENTION_KEEP_LAST,
+    ...fromEnvironment(env),
+  };
+  return {
+    async read(): Promise<StationSettings> {
+      const saved = StationSettingsInput.safeParse(await store.read(SECTION));
+      return { ...defaults, ...(saved.success ? stripUndefined(saved.data) : {}) };
+    },
+    /** Replaces the saved settings with `input`; returns the normalised effective settings. */
+    async replace(input: z.infer<typeof StationSettingsInput>): Promise<StationSettings> {
+      await store.write(SECTION, stripUndefined(input));
+      return this.read();
+    },
+  };
+}
+
+function stripUndefined<T extends Record<string, unknown>>(value: T): Partial<T> {
+  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as Partial<T>;
+}
+
+export type StationSettingsService = ReturnType<typeof createStationSettings>;
