@@ -1,4 +1,4 @@
-import { mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
 import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
@@ -28,7 +28,13 @@ async function openPglite(dataDir: string): Promise<StationStorage> {
   const dir = join(dataDir, 'pgdata');
   mkdirSync(dir, { recursive: true });
   // A small shared_buffers keeps an idle Station near 200 MB instead of ~370 MB.
-  const pg = await PGlite.create({ dataDir: dir, postgresqlconf: ['shared_buffers = 16MB'] });
+  const options = { dataDir: dir, postgresqlconf: ['shared_buffers = 16MB'] };
+  if (!existsSync(join(dir, 'PG_VERSION'))) {
+    // initdb's memory stays resident in the instance that ran it (~600 MB); create the
+    // cluster with one instance and serve from a fresh one (~350 MB).
+    await (await PGlite.create(options)).close();
+  }
+  const pg = await PGlite.create(options);
   const target: MigrationTarget = {
     async appliedNames() {
       await pg.exec(CREATE_MIGRATIONS_TABLE);
