@@ -1,12 +1,21 @@
 import type { StationConfig } from '../core/config.ts';
 import { createCore } from '../core/core.ts';
 import { createCoreApp } from '../core/http/core-app.ts';
+import { logger } from '../core/log.ts';
 import type { RunningRole } from '../core/server.ts';
 import { openStationStorage } from './db/open.ts';
+import { credentialRoutes } from './routes/credentials.ts';
 import { healthRoutes } from './routes/health.ts';
+import { recoveryRoutes } from './routes/recovery.ts';
 import { settingsRoutes } from './routes/settings.ts';
+import { snapshotRoutes } from './routes/snapshots.ts';
+import { uploadRoutes } from './routes/uploads.ts';
+import { reconcile } from './services/reconcile.ts';
 import { ensureFolders } from './services/storage-health.ts';
 import { createStationServices } from './services.ts';
+
+const log = logger.child({ mod: 'station' });
+const SWEEP_EVERY_MS = 60 * 60 * 1000;
 
 /** Downloads are not counted by the general API rate limit. */
 const isDownload = (method: string, path: string) => method === 'GET' && path.startsWith('/api/snapshots/');
@@ -18,10 +27,30 @@ export async function startStation(config: StationConfig): Promise<RunningRole> 
     const core = createCore('station', storage);
     await core.accounts.ensureInitialAdmin(config.initialAdminPassword);
     const station = createStationServices(config, core, storage);
+    await reconcile({
+      index: station.index,
+      store: station.store,
+      uploads: station.uploadSessions,
+      stagingDir: config.stagingDir,
+    });
     const app = createCoreApp(core, { rateLimitExempt: isDownload });
     app.route('/', healthRoutes(station));
     app.route('/api', settingsRoutes(station));
-    return { app, close: () => storage.close() };
+    app.route('/api', snapshotRoutes(station));
+    app.route('/api/credentials', credentialRoutes(station));
+    app.route('/backup/uploads', uploadRoutes(station));
+    app.route('/backup/recovery', recoveryRoutes(station));
+    const sweeper = setInterval(() => {
+      station.uploadSessions.sweep().catch((err: unknown) => log.error({ err }, 'upload sweep failed'));
+    }, SWEEP_EVERY_MS);
+    sweeper.unref();
+    return {
+      app,
+      async close() {
+        clearInterval(sweeper);
+        await storage.close();
+      },
+    };
   } catch (error) {
     await storage.close();
     throw error;

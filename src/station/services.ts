@@ -2,16 +2,47 @@ import type { StationConfig } from '../core/config.ts';
 import type { Core } from '../core/core.ts';
 import { createUploadAcceptance } from '../core/settings/upload-acceptance.ts';
 import type { StationStorage } from './db/open.ts';
+import { createRecovery } from './services/recovery.ts';
+import { loadSigningKey } from './services/signing-key.ts';
+import { createSnapshotIndex } from './services/snapshot-index.ts';
+import { createSnapshots } from './services/snapshots.ts';
 import { createStationSettings } from './services/station-settings.ts';
+import { createStationTokens } from './services/station-tokens.ts';
+import { createUploads } from './services/upload-sessions.ts';
+import { createVerifier } from './services/verify.ts';
+import { createSnapshotStore } from './storage/snapshot-store.ts';
 
 /** Everything the Station's routes call into. */
 export function createStationServices(config: StationConfig, core: Core, storage: StationStorage) {
+  const db = storage.stationDb;
+  const settings = createStationSettings(core.settings);
+  const acceptance = createUploadAcceptance(core.settings);
+  const tokens = createStationTokens(db, loadSigningKey(config.dataDir));
+  const index = createSnapshotIndex(db);
+  const store = createSnapshotStore(config.backupRoot);
   return {
     config,
     core,
     storage,
-    settings: createStationSettings(core.settings),
-    uploads: createUploadAcceptance(core.settings),
+    settings,
+    acceptance,
+    tokens,
+    index,
+    store,
+    snapshots: createSnapshots({ index, store }),
+    recovery: createRecovery({ tokens, index, store }),
+    verifier: createVerifier({ index, store, settings: core.settings }),
+    uploadSessions: createUploads({
+      db,
+      stagingDir: config.stagingDir,
+      backupRoot: config.backupRoot,
+      maxUploadBytes: config.maxUploadBytes,
+      tokens,
+      index,
+      store,
+      settings,
+      acceptance,
+    }),
   };
 }
 

@@ -1,6 +1,7 @@
 import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
+import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
 import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
 import { drizzle as drizzlePostgres } from 'drizzle-orm/postgres-js';
 import postgres from 'postgres';
@@ -13,10 +14,12 @@ import * as schema from './schema.ts';
 
 const log = logger.child({ mod: 'station/db' });
 
-export type StationDb = CoreDb;
+/** The Station's database with its whole schema typed (the core sees it as CoreDb). */
+export type StationDb = PgDatabase<PgQueryResultHKT, typeof schema>;
 
 export interface StationStorage extends CoreStorage {
   kind: 'pglite' | 'postgres';
+  stationDb: StationDb;
 }
 
 const CREATE_MIGRATIONS_TABLE = `CREATE TABLE IF NOT EXISTS ${MIGRATIONS_TABLE} (name text PRIMARY KEY, applied_at bigint NOT NULL)`;
@@ -49,10 +52,11 @@ async function openPglite(dataDir: string): Promise<StationStorage> {
     },
   };
   await runMigrations(target, loadMigrationFiles('station'));
-  const db = drizzlePglite(pg, { schema }) as unknown as CoreDb;
+  const stationDb = drizzlePglite(pg, { schema }) as unknown as StationDb;
   return {
     kind: 'pglite',
-    db,
+    db: stationDb as unknown as CoreDb,
+    stationDb,
     tables: schema,
     async ping() {
       await pg.query('SELECT 1');
@@ -89,10 +93,11 @@ async function openPostgres(url: string): Promise<StationStorage> {
     await sql.end({ timeout: 1 });
     throw new Error(`cannot prepare the PostgreSQL database at DATABASE_URL: ${String(cause)}`, { cause });
   }
-  const db = drizzlePostgres(sql, { schema }) as unknown as CoreDb;
+  const stationDb = drizzlePostgres(sql, { schema }) as unknown as StationDb;
   return {
     kind: 'postgres',
-    db,
+    db: stationDb as unknown as CoreDb,
+    stationDb,
     tables: schema,
     async ping() {
       await sql`SELECT 1`;

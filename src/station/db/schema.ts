@@ -1,1 +1,2 @@
 export { automationTokens, sessions, settings, users } from '../../core/db/core-tables.pg.ts';
+export { instances, snapshots, stationTokens, tokenBindings, uploadSessions } from './station-tables.ts';

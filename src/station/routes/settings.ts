@@ -28,15 +28,18 @@ export function settingsRoutes(station: StationServices) {
       body.settings = await station.settings.read();
     }
     if (section === undefined || section === 'storage') {
+      const info = await storageInfo(station.config.backupRoot);
       body.storage = {
-        ...(await storageInfo(station.config.backupRoot)),
+        ...info,
+        used_bytes:
+          info.total_bytes !== null && info.free_bytes !== null ? info.total_bytes - info.free_bytes : null,
+        ...(await station.snapshots.totals()),
         staging_dir: station.config.stagingDir,
         max_upload_bytes: station.config.maxUploadBytes,
-        uploads_paused: await station.uploads.paused(),
+        uploads_paused: await station.acceptance.paused(),
       };
     }
-    // The snapshot index arrives with the upload protocol; until then no Scout has stored anything.
-    if (section === undefined || section === 'snapshots') body.scouts = [];
+    if (section === undefined || section === 'snapshots') body.scouts = await station.snapshots.tree();
     return c.json(body);
   });
 
@@ -46,12 +49,12 @@ export function settingsRoutes(station: StationServices) {
   });
 
   app.post('/admin/uploads/pause', adminOnly('backup'), async (c) => {
-    await station.uploads.setPaused(true);
+    await station.acceptance.setPaused(true);
     return c.json({ status: 'paused', uploads_paused: true });
   });
 
   app.post('/admin/uploads/resume', adminOnly('backup'), async (c) => {
-    await station.uploads.setPaused(false);
+    await station.acceptance.setPaused(false);
     return c.json({ status: 'resumed', uploads_paused: false });
   });
 

@@ -1,0 +1,88 @@
+import { sql } from 'drizzle-orm';
+import { bigint, boolean, index, integer, pgTable, primaryKey, text, uniqueIndex } from 'drizzle-orm/pg-core';
+
+/** Station tokens by hash; the token text itself is never stored. */
+export const stationTokens = pgTable('station_tokens', {
+  tokenHash: text('token_hash').primaryKey(),
+  createdAt: bigint('created_at', { mode: 'number' }).notNull(),
+  expiresAt: bigint('expires_at', { mode: 'number' }).notNull(),
+  shared: boolean('shared').notNull(),
+  maxRegistrations: integer('max_registrations').notNull(),
+});
+
+/** Which Scout instances a token is bound to (one, or up to max_registrations when shared). */
+export const tokenBindings = pgTable(
+  'token_bindings',
+  {
+    tokenHash: text('token_hash')
+      .notNull()
+      .references(() => stationTokens.tokenHash, { onDelete: 'cascade' }),
+    scoutId: text('scout_id').notNull(),
+    scoutInstanceId: text('scout_instance_id').notNull(),
+    boundAt: bigint('bound_at', { mode: 'number' }).notNull(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.tokenHash, t.scoutId, t.scoutInstanceId] }),
+    index('token_bindings_instance_idx').on(t.scoutId, t.scoutInstanceId),
+  ],
+);
+
+/** What the Station knows of each Scout instance that uploaded. */
+export const instances = pgTable(
+  'instances',
+  {
+    scoutId: text('scout_id').notNull(),
+    scoutInstanceId: text('scout_instance_id').notNull(),
+    keyFingerprint: text('key_fingerprint'),
+    advertisedUrl: text('advertised_url'),
+    firstSeenAt: bigint('first_seen_at', { mode: 'number' }).notNull(),
+    lastSeenAt: bigint('last_seen_at', { mode: 'number' }).notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.scoutId, t.scoutInstanceId] })],
+);
+
+export const uploadSessions = pgTable(
+  'upload_sessions',
+  {
+    uploadId: text('upload_id').primaryKey(),
+    idempotencyKey: text('idempotency_key').notNull(),
+    tokenHash: text('token_hash').notNull(),
+    scoutId: text('scout_id').notNull(),
+    scoutInstanceId: text('scout_instance_id').notNull(),
+    jobName: text('job_name').notNull(),
+    fingerprint: text('fingerprint').notNull(),
+    timestamp: text('timestamp').notNull(),
+    archiveSizeBytes: bigint('archive_size_bytes', { mode: 'number' }).notNull(),
+    archiveSha256: text('archive_sha256').notNull(),
+    keyFingerprint: text('key_fingerprint'),
+    status: text('status').notNull(),
+    storedAs: text('stored_as'),
+    createdAt: bigint('created_at', { mode: 'number' }).notNull(),
+    updatedAt: bigint('updated_at', { mode: 'number' }).notNull(),
+  },
+  (t) => [uniqueIndex('upload_sessions_idempotency_idx').on(t.idempotencyKey)],
+);
+
+/** The snapshot index. The files under BACKUP_ROOT are the truth; this follows them. */
+export const snapshots = pgTable(
+  'snapshots',
+  {
+    scoutId: text('scout_id').notNull(),
+    scoutInstanceId: text('scout_instance_id').notNull(),
+    jobName: text('job_name').notNull(),
+    filename: text('filename').notNull(),
+    sizeBytes: bigint('size_bytes', { mode: 'number' }).notNull(),
+    sha256: text('sha256').notNull(),
+    fingerprint: text('fingerprint').notNull(),
+    keyFingerprint: text('key_fingerprint'),
+    mtime: bigint('mtime', { mode: 'number' }).notNull(),
+    storedAt: bigint('stored_at', { mode: 'number' }).notNull(),
+    unusual: text('unusual'),
+    missing: boolean('missing').notNull().default(false),
+  },
+  (t) => [
+    primaryKey({ columns: [t.scoutId, t.scoutInstanceId, t.jobName, t.filename] }),
+    index('snapshots_job_idx').on(t.scoutId, t.scoutInstanceId, t.jobName, t.storedAt),
+    index('snapshots_sha_idx').on(t.scoutId, t.scoutInstanceId, t.jobName, t.sha256).where(sql`NOT missing`),
+  ],
+);

@@ -1,0 +1,41 @@
+import { Hono } from 'hono';
+import { badRequest } from '../../core/errors.ts';
+import type { AppEnv } from '../../core/http/app-env.ts';
+import type { StationServices } from '../services.ts';
+import { sendSnapshot } from './send-snapshot.ts';
+import { stationToken } from './station-token-auth.ts';
+
+/** Downloads for Scouts: only from an instance their Station token is bound to. */
+export function recoveryRoutes(station: StationServices) {
+  const app = new Hono<AppEnv>();
+  const ref = (p: Record<string, string>) => ({
+    scoutId: p.scoutId ?? '',
+    instanceId: p.instanceId ?? '',
+    jobName: p.jobName ?? '',
+  });
+
+  app.get('/:scoutId/:instanceId/:jobName/latest', async (c) => {
+    const token = await stationToken(c, station.tokens);
+    return sendSnapshot(c, station.store, await station.recovery.latest(token, ref(c.req.param())));
+  });
+
+  app.get('/:scoutId/:instanceId/:jobName/by-fingerprint', async (c) => {
+    const token = await stationToken(c, station.tokens);
+    const fp = c.req.query('fp') ?? '';
+    if (!/^(?:[0-9a-f]{8}|[0-9a-f]{64})$/.test(fp))
+      throw badRequest('fp must be 8 or 64 lowercase hex characters');
+    return sendSnapshot(
+      c,
+      station.store,
+      await station.recovery.byFingerprint(token, ref(c.req.param()), fp),
+    );
+  });
+
+  app.get('/:scoutId/:instanceId/:jobName/archive/:filename', async (c) => {
+    const token = await stationToken(c, station.tokens);
+    const located = await station.recovery.exact(token, ref(c.req.param()), c.req.param('filename'));
+    return sendSnapshot(c, station.store, located);
+  });
+
+  return app;
+}

@@ -1,0 +1,76 @@
+import { readdir } from 'node:fs/promises';
+import { clock } from '../../core/clock.ts';
+import { logger } from '../../core/log.ts';
+import type { SnapshotStore } from '../storage/snapshot-store.ts';
+import { sha256File } from './file-hash.ts';
+import type { SnapshotIndex } from './snapshot-index.ts';
+import type { Uploads } from './upload-sessions.ts';
+
+const log = logger.child({ mod: 'station/reconcile' });
+
+const keyOf = (r: { scoutId: string; instanceId: string | null; jobName: string; filename: string }) =>
+  `${r.scoutId}/${r.instanceId}/${r.jobName}/${r.filename}`;
+
+/** Reads the job fingerprint prefix out of `<job>__<time>__<fp8>[-n].tar.zst`. */
+function fingerprintFromName(filename: string): string {
+  return /__([0-9a-f]{8})(?:-\d+)?\.tar\.zst$/.exec(filename)?.[1] ?? '';
+}
+
+/**
+ * Makes the index follow the disk (the disk is the truth for bytes): files on disk that the
+ * index lacks are indexed, index rows whose file is gone are marked missing (and unmarked
+ * when it is back), staged parts of dead upload sessions are removed.
+ */
+export async function reconcile(deps: {
+  index: SnapshotIndex;
+  store: SnapshotStore;
+  uploads: Uploads;
+  stagingDir: string;
+}): Promise<{ indexed: number; missing: number; restored: number }> {
+  const { index, store } = deps;
+  await deps.uploads.sweep();
+  await deps.uploads.reconcileStaging((await readdir(deps.stagingDir)).filter((f) => f.endsWith('.part')));
+  const rows = new Map((await index.all()).map((r) => [keyOf({ ...r, instanceId: r.scoutInstanceId }), r]));
+  const seen = new Set<string>();
+  let indexed = 0;
+  let restored = 0;
+  for await (const file of store.list()) {
+    const key = keyOf(file);
+    seen.add(key);
+    const row = rows.get(key);
+    const ref = { scoutId: file.scoutId, instanceId: file.instanceId ?? '', jobName: file.jobName };
+    if (!row) {
+      await index.insert({
+        scoutId: file.scoutId,
+        scoutInstanceId: ref.instanceId,
+        jobName: file.jobName,
+        filename: file.filename,
+        sizeBytes: file.sizeBytes,
+        sha256: await sha256File(store.pathOf(file)),
+        fingerprint: fingerprintFromName(file.filename),
+        keyFingerprint: null,
+        mtime: file.mtimeMs,
+        storedAt: file.mtimeMs || clock.now(),
+        unusual: null,
+        missing: false,
+      });
+      indexed += 1;
+    } else if (row.missing) {
+      await index.setMissing(ref, file.filename, false);
+      restored += 1;
+    }
+  }
+  let missing = 0;
+  for (const [key, row] of rows) {
+    if (seen.has(key) || row.missing) continue;
+    await index.setMissing(
+      { scoutId: row.scoutId, instanceId: row.scoutInstanceId, jobName: row.jobName },
+      row.filename,
+      true,
+    );
+    missing += 1;
+  }
+  if (indexed + missing + restored > 0)
+    log.warn({ indexed, missing, restored }, 'snapshot index reconciled with disk');
+  return { indexed, missing, restored };
+}

@@ -1,0 +1,40 @@
+import { notFound } from '../../core/errors.ts';
+import type { SnapshotStore } from '../storage/snapshot-store.ts';
+import { checkFilename } from '../storage/snapshot-store.ts';
+import type { JobRef, SnapshotIndex, SnapshotRow } from './snapshot-index.ts';
+import { checkJobRef } from './snapshots.ts';
+import type { StationTokenRow, StationTokens } from './station-tokens.ts';
+
+/** Which snapshot a Scout may download: only from an instance its token is bound to. */
+export function createRecovery(deps: { tokens: StationTokens; index: SnapshotIndex; store: SnapshotStore }) {
+  async function located(ref: JobRef, row: SnapshotRow | undefined, what: string) {
+    if (!row) throw notFound(`no ${what} snapshot of ${ref.scoutId}/${ref.instanceId}/${ref.jobName}`);
+    const key = { ...ref, filename: row.filename };
+    const stats = await deps.store.stat(key);
+    if (!stats) throw notFound(`snapshot ${row.filename} is indexed but its file is missing on the Station`);
+    return { key, sizeBytes: stats.sizeBytes };
+  }
+
+  async function allowed(token: StationTokenRow, ref: JobRef) {
+    checkJobRef(ref);
+    await deps.tokens.requireBinding(token, ref.scoutId, ref.instanceId);
+  }
+
+  return {
+    async latest(token: StationTokenRow, ref: JobRef) {
+      await allowed(token, ref);
+      return located(ref, await deps.index.newest(ref), 'stored');
+    },
+    async byFingerprint(token: StationTokenRow, ref: JobRef, fp: string) {
+      await allowed(token, ref);
+      return located(ref, await deps.index.newestByFingerprint(ref, fp), `fingerprint ${fp}`);
+    },
+    async exact(token: StationTokenRow, ref: JobRef, filename: string) {
+      await allowed(token, ref);
+      checkFilename(filename);
+      return located(ref, await deps.index.byName(ref, filename), filename);
+    },
+  };
+}
+
+export type Recovery = ReturnType<typeof createRecovery>;

@@ -1,0 +1,202 @@
+import { and, asc, desc, eq, ne } from 'drizzle-orm';
+import type { StationDb } from '../db/open.ts';
+import { instances, snapshots } from '../db/station-tables.ts';
+
+export type SnapshotRow = typeof snapshots.$inferSelect;
+export type InstanceRow = typeof instances.$inferSelect;
+
+export interface JobRef {
+  scoutId: string;
+  instanceId: string;
+  jobName: string;
+}
+
+const sameJob = (ref: JobRef) =>
+  and(
+    eq(snapshots.scoutId, ref.scoutId),
+    eq(snapshots.scoutInstanceId, ref.instanceId),
+    eq(snapshots.jobName, ref.jobName),
+  );
+
+function formatBytes(n: number): string {
+  const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];
+  let value = n;
+  let unit = 0;
+  while (value >= 1024 && unit < units.length - 1) {
+    value /= 1024;
+    unit += 1;
+  }
+  return `${value.toFixed(unit === 0 ? 0 : 1)} ${units[unit]}`;
+}
+
+/**
+ * Why a new snapshot looks wrong next to the previous one of its job, or null. Unusual:
+ * less than half or more than double the previous size, or made with another Scout key.
+ */
+export function unusualReason(
+  next: { sizeBytes: number; keyFingerprint: string | null },
+  previous: { sizeBytes: number; keyFingerprint: string | null } | undefined,
+): string | null {
+  if (!previous) return null;
+  if (next.keyFingerprint && previous.keyFingerprint && next.keyFingerprint !== previous.keyFingerprint) {
+    return `made with another Scout key (fingerprint ${next.keyFingerprint.slice(0, 8)}…, previous ${previous.keyFingerprint.slice(0, 8)}…)`;
+  }
+  if (next.sizeBytes * 2 < previous.sizeBytes) {
+    return `${formatBytes(next.sizeBytes)} is less than half the previous snapshot (${formatBytes(previous.sizeBytes)})`;
+  }
+  if (next.sizeBytes > previous.sizeBytes * 2) {
+    return `${formatBytes(next.sizeBytes)} is more than double the previous snapshot (${formatBytes(previous.sizeBytes)})`;
+  }
+  return null;
+}
+
+export function createSnapshotIndex(db: StationDb) {
+  return {
+    async newest(ref: JobRef): Promise<SnapshotRow | undefined> {
+      const [row] = await db
+        .select()
+        .from(snapshots)
+        .where(and(sameJob(ref), eq(snapshots.missing, false)))
+        .orderBy(desc(snapshots.storedAt), desc(snapshots.filename))
+        .limit(1);
+      return row;
+    },
+
+    async byName(ref: JobRef, filename: string): Promise<SnapshotRow | undefined> {
+      const [row] = await db
+        .select()
+        .from(snapshots)
+        .where(and(sameJob(ref), eq(snapshots.filename, filename)));
+      return row;
+    },
+
+    async bySha(ref: JobRef, sha256: string, sizeBytes: number): Promise<SnapshotRow | undefined> {
+      const [row] = await db
+        .select()
+        .from(snapshots)
+        .where(
+          and(
+            sameJob(ref),
+            eq(snapshots.sha256, sha256),
+            eq(snapshots.sizeBytes, sizeBytes),
+            eq(snapshots.missing, false),
+          ),
+        )
+        .limit(1);
+      return row;
+    },
+
+    /** Newest snapshot whose job fingerprint matches an 8- or 64-character prefix. */
+    async newestByFingerprint(ref: JobRef, fp: string): Promise<SnapshotRow | undefined> {
+      const rows = await db
+        .select()
+        .from(snapshots)
+        .where(and(sameJob(ref), eq(snapshots.missing, false)))
+        .orderBy(desc(snapshots.storedAt), desc(snapshots.filename));
+      return rows.find((r) => r.fingerprint.startsWith(fp) || fp.startsWith(r.fingerprint));
+    },
+
+    async insert(row: SnapshotRow): Promise<void> {
+      await db
+        .insert(snapshots)
+        .values(row)
+        .onConflictDoUpdate({
+          target: [snapshots.scoutId, snapshots.scoutInstanceId, snapshots.jobName, snapshots.filename],
+          set: { ...row },
+        });
+    },
+
+    async remove(ref: JobRef, filename: string): Promise<boolean> {
+      const gone = await db
+        .delete(snapshots)
+        .where(and(sameJob(ref), eq(snapshots.filename, filename)))
+        .returning({ filename: snapshots.filename });
+      return gone.length > 0;
+    },
+
+    async setMissing(ref: JobRef, filename: string, missing: boolean): Promise<void> {
+      await db
+        .update(snapshots)
+        .set({ missing })
+        .where(and(sameJob(ref), eq(snapshots.filename, filename)));
+    },
+
+    /** Snapshots of the job beyond the newest `keep`, never `protect` (the one just stored). */
+    async beyondRetention(ref: JobRef, keep: number, protect: string): Promise<SnapshotRow[]> {
+      const rows = await db
+        .select()
+        .from(snapshots)
+        .where(and(sameJob(ref), eq(snapshots.missing, false), ne(snapshots.filename, protect)))
+        .orderBy(desc(snapshots.storedAt), desc(snapshots.filename));
+      return rows.slice(Math.max(0, keep - 1));
+    },
+
+    async all(): Promise<SnapshotRow[]> {
+      return db
+        .select()
+        .from(snapshots)
+        .orderBy(
+          asc(snapshots.scoutId),
+          asc(snapshots.scoutInstanceId),
+          asc(snapshots.jobName),
+          asc(snapshots.storedAt),
+          asc(snapshots.filename),
+        );
+    },
+
+    async ofInstance(scoutId: string, instanceId: string): Promise<SnapshotRow[]> {
+      return db
+        .select()
+        .from(snapshots)
+        .where(and(eq(snapshots.scoutId, scoutId), eq(snapshots.scoutInstanceId, instanceId)));
+    },
+
+    async removeInstance(scoutId: string, instanceId: string): Promise<number> {
+      const gone = await db
+        .delete(snapshots)
+        .where(and(eq(snapshots.scoutId, scoutId), eq(snapshots.scoutInstanceId, instanceId)))
+        .returning({ filename: snapshots.filename });
+      await db
+        .delete(instances)
+        .where(and(eq(instances.scoutId, scoutId), eq(instances.scoutInstanceId, instanceId)));
+      return gone.length;
+    },
+
+    async instances(): Promise<InstanceRow[]> {
+      return db.select().from(instances);
+    },
+
+    async instance(scoutId: string, instanceId: string): Promise<InstanceRow | undefined> {
+      const [row] = await db
+        .select()
+        .from(instances)
+        .where(and(eq(instances.scoutId, scoutId), eq(instances.scoutInstanceId, instanceId)));
+      return row;
+    },
+
+    /** Records that an instance was seen, with the facts it announced. */
+    async touchInstance(
+      scoutId: string,
+      instanceId: string,
+      facts: { keyFingerprint?: string | undefined; advertisedUrl?: string | undefined },
+      now: number,
+    ): Promise<void> {
+      const set: Partial<InstanceRow> = { lastSeenAt: now };
+      if (facts.keyFingerprint) set.keyFingerprint = facts.keyFingerprint;
+      if (facts.advertisedUrl) set.advertisedUrl = facts.advertisedUrl;
+      await db
+        .insert(instances)
+        .values({
+          scoutId,
+          scoutInstanceId: instanceId,
+          keyFingerprint: facts.keyFingerprint ?? null,
+          advertisedUrl: facts.advertisedUrl ?? null,
+          firstSeenAt: now,
+          lastSeenAt: now,
+        })
+        .onConflictDoUpdate({ target: [instances.scoutId, instances.scoutInstanceId], set });
+    },
+  };
+}
+
+export type SnapshotIndex = ReturnType<typeof createSnapshotIndex>;

@@ -1,0 +1,127 @@
+import { conflict, notFound } from '../../core/errors.ts';
+import type { SnapshotKey, SnapshotStore } from '../storage/snapshot-store.ts';
+import { checkComponent, checkFilename } from '../storage/snapshot-store.ts';
+import type { JobRef, SnapshotIndex, SnapshotRow } from './snapshot-index.ts';
+
+const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
+
+function snapshotView(row: SnapshotRow) {
+  return {
+    name: row.filename,
+    size_bytes: row.sizeBytes,
+    mtime: iso(row.mtime),
+    fingerprint: row.fingerprint,
+    ...(row.unusual ? { unusual: true, unusual_reason: row.unusual } : {}),
+    ...(row.missing ? { missing: true } : {}),
+  };
+}
+
+export function checkJobRef(ref: JobRef): void {
+  checkComponent('scout_id', ref.scoutId);
+  checkComponent('scout_instance_id', ref.instanceId);
+  checkComponent('job_name', ref.jobName);
+}
+
+/** Reading, downloading and deleting stored snapshots, and the overview tree. */
+export function createSnapshots(deps: { index: SnapshotIndex; store: SnapshotStore }) {
+  const { index, store } = deps;
+
+  return {
+    /** `scouts[].instances[].jobs[].snapshots[]`, oldest snapshot first. */
+    async tree() {
+      const [rows, instances] = await Promise.all([index.all(), index.instances()]);
+      const scouts = new Map<string, Map<string, Map<string, SnapshotRow[]>>>();
+      for (const inst of instances) {
+        if (!scouts.has(inst.scoutId)) scouts.set(inst.scoutId, new Map());
+        scouts.get(inst.scoutId)?.set(inst.scoutInstanceId, new Map());
+      }
+      for (const row of rows) {
+        let byInstance = scouts.get(row.scoutId);
+        if (!byInstance) scouts.set(row.scoutId, (byInstance = new Map()));
+        let byJob = byInstance.get(row.scoutInstanceId);
+        if (!byJob) byInstance.set(row.scoutInstanceId, (byJob = new Map()));
+        let list = byJob.get(row.jobName);
+        if (!list) byJob.set(row.jobName, (list = []));
+        list.push(row);
+      }
+      const facts = new Map(instances.map((i) => [`${i.scoutId}/${i.scoutInstanceId}`, i]));
+      return [...scouts].map(([scoutId, byInstance]) => ({
+        scout_id: scoutId,
+        instances: [...byInstance].map(([instanceId, byJob]) => {
+          const fact = facts.get(`${scoutId}/${instanceId}`);
+          return {
+            scout_instance_id: instanceId,
+            key_fingerprint: fact?.keyFingerprint ?? null,
+            advertised_url: fact?.advertisedUrl ?? null,
+            last_seen_at: iso(fact?.lastSeenAt ?? null),
+            jobs: [...byJob].map(([jobName, list]) => ({
+              job_name: jobName,
+              snapshots: list.map(snapshotView),
+            })),
+          };
+        }),
+      }));
+    },
+
+    async totals() {
+      const rows = await index.all();
+      const live = rows.filter((r) => !r.missing);
+      return { snapshot_count: live.length, snapshot_bytes: live.reduce((sum, r) => sum + r.sizeBytes, 0) };
+    },
+
+    /** A file to send: an indexed snapshot, or a legacy-layout file found on disk. */
+    async locate(key: SnapshotKey): Promise<{ key: SnapshotKey; sizeBytes: number }> {
+      checkFilename(key.filename);
+      const stats = await store.stat(key);
+      if (!stats) throw notFound(`snapshot ${key.filename} not found`);
+      return { key, sizeBytes: stats.sizeBytes };
+    },
+
+    async remove(key: SnapshotKey) {
+      checkFilename(key.filename);
+      const removedFile = await store.remove(key);
+      const removedRow =
+        key.instanceId !== null
+          ? await index.remove(
+              { scoutId: key.scoutId, instanceId: key.instanceId, jobName: key.jobName },
+              key.filename,
+            )
+          : false;
+      if (!removedFile && !removedRow) throw notFound(`snapshot ${key.filename} not found`);
+      return { status: 'deleted', filename: key.filename };
+    },
+
+    /** Deletes every snapshot and index row of an instance; its Station token stays valid. */
+    async removeInstance(scoutId: string, instanceId: string, cleanupMissing: boolean) {
+      checkComponent('scout_id', scoutId);
+      checkComponent('scout_instance_id', instanceId);
+      const rows = await index.ofInstance(scoutId, instanceId);
+      const known = await index.instance(scoutId, instanceId);
+      let onDisk = 0;
+      let missing = 0;
+      for (const row of rows) {
+        const stats = await store.stat({ scoutId, instanceId, jobName: row.jobName, filename: row.filename });
+        if (stats) onDisk += 1;
+        else missing += 1;
+      }
+      if (!known && rows.length === 0) throw notFound(`no instance ${scoutId}/${instanceId}`);
+      if (missing > 0 && !cleanupMissing) {
+        throw conflict({
+          message: `${missing} indexed snapshot files of ${scoutId}/${instanceId} are missing on disk; repeat with cleanup_missing=true to remove their records too`,
+          cleanup_available: true,
+        });
+      }
+      await store.removeInstance(scoutId, instanceId);
+      const removedRows = await index.removeInstance(scoutId, instanceId);
+      return {
+        status: 'deleted',
+        scout_id: scoutId,
+        scout_instance_id: instanceId,
+        deleted_files: onDisk,
+        removed_records: removedRows,
+      };
+    },
+  };
+}
+
+export type Snapshots = ReturnType<typeof createSnapshots>;

@@ -1,0 +1,122 @@
+import { clock } from '../../core/clock.ts';
+import { logger } from '../../core/log.ts';
+import type { SettingsStore } from '../../core/settings/settings-store.ts';
+import type { SnapshotStore } from '../storage/snapshot-store.ts';
+import { sha256File } from './file-hash.ts';
+import type { SnapshotIndex } from './snapshot-index.ts';
+
+const log = logger.child({ mod: 'station/verify' });
+const SECTION = 'verification';
+
+export type Problem = 'checksum_mismatch' | 'missing' | 'unreadable' | 'unindexed';
+
+export interface VerificationResult {
+  status: 'never_run' | 'running' | 'ok' | 'failed';
+  started_at: string | null;
+  finished_at: string | null;
+  checked: number;
+  bytes: number;
+  failures: {
+    scout_id: string;
+    scout_instance_id: string;
+    job_name: string;
+    filename: string;
+    problem: Problem;
+  }[];
+}
+
+const NEVER_RUN: VerificationResult = {
+  status: 'never_run',
+  started_at: null,
+  finished_at: null,
+  checked: 0,
+  bytes: 0,
+  failures: [],
+};
+
+/** Re-hashes every stored snapshot against the index and looks for files the index lacks. */
+export function createVerifier(deps: {
+  index: SnapshotIndex;
+  store: SnapshotStore;
+  settings: SettingsStore;
+}) {
+  let running: Promise<VerificationResult> | null = null;
+  let current: VerificationResult | null = null;
+
+  async function verify(): Promise<VerificationResult> {
+    const result: VerificationResult = {
+      ...NEVER_RUN,
+      status: 'running',
+      started_at: clock.date().toISOString(),
+      failures: [],
+    };
+    current = result;
+    const rows = await deps.index.all();
+    const known = new Set<string>();
+    for (const row of rows) {
+      const key = {
+        scoutId: row.scoutId,
+        instanceId: row.scoutInstanceId,
+        jobName: row.jobName,
+        filename: row.filename,
+      };
+      known.add(`${row.scoutId}/${row.scoutInstanceId}/${row.jobName}/${row.filename}`);
+      const where = {
+        scout_id: row.scoutId,
+        scout_instance_id: row.scoutInstanceId,
+        job_name: row.jobName,
+        filename: row.filename,
+      };
+      const stats = await deps.store.stat(key);
+      if (!stats) {
+        result.failures.push({ ...where, problem: 'missing' });
+        continue;
+      }
+      try {
+        const sha = await sha256File(deps.store.pathOf(key));
+        result.checked += 1;
+        result.bytes += stats.sizeBytes;
+        if (sha !== row.sha256) result.failures.push({ ...where, problem: 'checksum_mismatch' });
+      } catch {
+        result.failures.push({ ...where, problem: 'unreadable' });
+      }
+    }
+    for await (const file of deps.store.list()) {
+      if (!known.has(`${file.scoutId}/${file.instanceId}/${file.jobName}/${file.filename}`)) {
+        result.failures.push({
+          scout_id: file.scoutId,
+          scout_instance_id: file.instanceId ?? '',
+          job_name: file.jobName,
+          filename: file.filename,
+          problem: 'unindexed',
+        });
+      }
+    }
+    result.status = result.failures.length === 0 ? 'ok' : 'failed';
+    result.finished_at = clock.date().toISOString();
+    await deps.settings.write(SECTION, { ...result });
+    log.info(
+      { status: result.status, checked: result.checked, failures: result.failures.length },
+      'verification done',
+    );
+    return result;
+  }
+
+  return {
+    /** Runs a verification (or joins the one running) and waits for its result. */
+    run(): Promise<VerificationResult> {
+      running ??= verify().finally(() => {
+        running = null;
+        current = null;
+      });
+      return running;
+    },
+    async last(): Promise<VerificationResult> {
+      if (current) return current;
+      const saved = await deps.settings.read(SECTION);
+      return saved.status ? (saved as unknown as VerificationResult) : NEVER_RUN;
+    },
+  };
+}
+
+export type Verifier = ReturnType<typeof createVerifier>;

@@ -1,0 +1,96 @@
+// Drives the Station's upload protocol the way a Scout does, for tests and the bench.
+import { createHash, randomBytes } from 'node:crypto';
+
+export interface ArchiveMeta {
+  scout_id: string;
+  scout_instance_id: string;
+  job_name: string;
+  fingerprint: string;
+  timestamp: string;
+  archive_format: 'tar.zst';
+  archive_size_bytes: number;
+  archive_sha256: string;
+  idempotency_key: string;
+  encryption_key_fingerprint?: string;
+  advertised_url?: string;
+}
+
+export const sha256 = (data: Uint8Array) => createHash('sha256').update(data).digest('hex');
+
+let counter = 0;
+/** Initiation metadata for `data`, with overridable fields. */
+export function archiveMeta(data: Uint8Array, overrides: Partial<ArchiveMeta> = {}): ArchiveMeta {
+  counter += 1;
+  return {
+    scout_id: 'host-a',
+    scout_instance_id: 'inst0000000000000001',
+    job_name: 'documents',
+    fingerprint: sha256(Buffer.from(`fp-${counter}`)),
+    timestamp: new Date(Date.UTC(2026, 10, 1, 12, 0, counter % 60)).toISOString().replace('.000Z', 'Z'),
+    archive_format: 'tar.zst',
+    archive_size_bytes: data.length,
+    archive_sha256: sha256(data),
+    idempotency_key: `key-${randomBytes(8).toString('hex')}`,
+    ...overrides,
+  };
+}
+
+export async function call(
+  baseUrl: string,
+  method: string,
+  path: string,
+  token: string,
+  body?: Uint8Array | object,
+): Promise<{ status: number; body: any; headers: Headers }> {
+  const headers: Record<string, string> = { authorization: `Bearer ${token}` };
+  let payload: BodyInit | undefined;
+  if (body instanceof Uint8Array) {
+    payload = body;
+    headers['content-type'] = 'application/octet-stream';
+  } else if (body !== undefined) {
+    payload = JSON.stringify(body);
+    headers['content-type'] = 'application/json';
+  }
+  const res = await fetch(`${baseUrl}${path}`, { method, headers, body: payload });
+  const text = await res.text();
+  let parsed: any = text;
+  try {
+    parsed = text ? JSON.parse(text) : null;
+  } catch {
+    parsed = text;
+  }
+  return { status: res.status, body: parsed, headers: res.headers };
+}
+
+export const initiate = (url: string, token: string, meta: ArchiveMeta) =>
+  call(url, 'POST', '/backup/uploads/initiate', token, meta);
+export const putChunk = (url: string, token: string, uploadId: string, offset: number, bytes: Uint8Array) =>
+  call(url, 'PUT', `/backup/uploads/${uploadId}/chunk?offset=${offset}`, token, bytes);
+export const finalize = (url: string, token: string, uploadId: string) =>
+  call(url, 'POST', `/backup/uploads/${uploadId}/finalize`, token);
+
+/** Initiates, sends every chunk from next_offset, finalizes; returns the finalize reply. */
+export async function upload(
+  url: string,
+  token: string,
+  data: Uint8Array,
+  meta = archiveMeta(data),
+  chunkSize = 64 * 1024,
+) {
+  const started = await initiate(url, token, meta);
+  if (started.status !== 200) return { initiate: started, finalize: null };
+  if (started.body.status === 'stored') return { initiate: started, finalize: null };
+  let offset: number = started.body.next_offset;
+  while (offset < data.length) {
+    const reply = await putChunk(
+      url,
+      token,
+      started.body.upload_id,
+      offset,
+      data.subarray(offset, offset + chunkSize),
+    );
+    if (reply.status !== 200) throw new Error(`chunk failed: ${reply.status} ${JSON.stringify(reply.body)}`);
+    offset = reply.body.next_offset;
+  }
+  return { initiate: started, finalize: await finalize(url, token, started.body.upload_id) };
+}
