@@ -43,7 +43,7 @@ export async function call(
   body?: Uint8Array | object,
 ): Promise<{ status: number; body: any; headers: Headers }> {
   const headers: Record<string, string> = { authorization: `Bearer ${token}` };
-  let payload: BodyInit | undefined;
+  let payload: Uint8Array | string | undefined;
   if (body instanceof Uint8Array) {
     payload = body;
     headers['content-type'] = 'application/octet-stream';

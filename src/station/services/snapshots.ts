@@ -16,6 +16,15 @@ function snapshotView(row: SnapshotRow) {
   };
 }
 
+function getOrAdd<K, V>(map: Map<K, V>, key: K, make: () => V): V {
+  let value = map.get(key);
+  if (value === undefined) {
+    value = make();
+    map.set(key, value);
+  }
+  return value;
+}
+
 export function checkJobRef(ref: JobRef): void {
   checkComponent('scout_id', ref.scoutId);
   checkComponent('scout_instance_id', ref.instanceId);
@@ -36,13 +45,9 @@ export function createSnapshots(deps: { index: SnapshotIndex; store: SnapshotSto
         scouts.get(inst.scoutId)?.set(inst.scoutInstanceId, new Map());
       }
       for (const row of rows) {
-        let byInstance = scouts.get(row.scoutId);
-        if (!byInstance) scouts.set(row.scoutId, (byInstance = new Map()));
-        let byJob = byInstance.get(row.scoutInstanceId);
-        if (!byJob) byInstance.set(row.scoutInstanceId, (byJob = new Map()));
-        let list = byJob.get(row.jobName);
-        if (!list) byJob.set(row.jobName, (list = []));
-        list.push(row);
+        const byInstance = getOrAdd(scouts, row.scoutId, () => new Map());
+        const byJob = getOrAdd(byInstance, row.scoutInstanceId, () => new Map<string, SnapshotRow[]>());
+        getOrAdd(byJob, row.jobName, (): SnapshotRow[] => []).push(row);
       }
       const facts = new Map(instances.map((i) => [`${i.scoutId}/${i.scoutInstanceId}`, i]));
       return [...scouts].map(([scoutId, byInstance]) => ({

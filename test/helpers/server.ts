@@ -1,0 +1,182 @@
+// Real server processes on free ports for HTTP tests.
+//
+// startServer('station' | 'scout', options) spawns `node src/main.ts <role> serve` (or the
+// built bundle with `entry: 'dist'`) on a free port with its own data dir and a clock file,
+// waits until GET /health answers 200, and returns handles to talk to it, move its clock,
+// stop it (SIGTERM), kill it (SIGKILL) and start it again on the same data dir.
+
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export type Role = 'station' | 'scout';
+
+export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+const ENTRIES = { source: join(ROOT, 'src/main.ts'), dist: join(ROOT, 'dist/backupd.mjs') };
+
+export interface ServerOptions {
+  /** Extra environment (DATABASE_URL, INITIAL_ADMIN_PASSWORD, SCAN_ROOT, …). */
+  env?: Record<string, string>;
+  /** Reuse a data dir (to test persistence); a fresh temp dir otherwise. */
+  dataDir?: string;
+  entry?: 'source' | 'dist';
+  /** Working directory of the process; the data dir's parent by default. */
+  cwd?: string;
+}
+
+export interface TestServer {
+  role: Role;
+  url: string;
+  port: number;
+  dataDir: string;
+  /** Everything the process wrote to stdout and stderr so far. */
+  output(): string;
+  /** Moves the server's clock forward (the offset accumulates). */
+  advanceClock(ms: number): void;
+  /** SIGTERM and wait; resolves with the exit code. */
+  stop(): Promise<number | null>;
+  /** SIGKILL and wait. */
+  kill(): Promise<void>;
+  /** Starts the same role again on the same data dir, port and clock. */
+  restart(): Promise<TestServer>;
+  /** Stops (if running) and removes the data dir. */
+  dispose(): Promise<void>;
+}
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      const port = typeof address === 'object' && address ? address.port : 0;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+function exited(child: ChildProcess): Promise<number | null> {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve(child.exitCode);
+  return new Promise((resolve) => child.once('exit', (code) => resolve(code)));
+}
+
+async function waitForHealth(url: string, child: ChildProcess, output: () => string): Promise<void> {
+  const deadline = Date.now() + 30_000;
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null || child.signalCode !== null) {
+      throw new Error(
+        `server exited with ${child.exitCode ?? child.signalCode} before it was ready:\n${output()}`,
+      );
+    }
+    try {
+      const res = await fetch(`${url}/health`);
+      if (res.status === 200) return;
+    } catch {
+      // not listening yet
+    }
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  child.kill('SIGKILL');
+  throw new Error(`server did not become ready in 30 s:\n${output()}`);
+}
+
+/** Runs `backupd` once (not a server) and collects its exit code and output. */
+export async function runBackupd(
+  args: string[],
+  options: { env?: Record<string, string>; cwd?: string; entry?: 'source' | 'dist' } = {},
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const child = spawn(process.execPath, [ENTRIES[options.entry ?? 'source'], ...args], {
+    cwd: options.cwd ?? ROOT,
+    env: { ...process.env, LOG_LEVEL: 'warn', ...options.env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout?.on('data', (d) => {
+    stdout += d;
+  });
+  child.stderr?.on('data', (d) => {
+    stderr += d;
+  });
+  const code = await exited(child);
+  return { code, stdout, stderr };
+}
+
+export async function startServer(role: Role, options: ServerOptions = {}): Promise<TestServer> {
+  const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), `backupd-${role}-`));
+  const clockFile = join(dataDir, '..', `${dataDir.split('/').pop()}.clock`);
+  writeFileSync(clockFile, '0', { flag: 'a' });
+  const port = await freePort();
+  return launch(role, { ...options, dataDir }, port, clockFile);
+}
+
+async function launch(
+  role: Role,
+  options: ServerOptions & { dataDir: string },
+  port: number,
+  clockFile: string,
+) {
+  const url = `http://127.0.0.1:${port}`;
+  let log = '';
+  const child = spawn(process.execPath, [ENTRIES[options.entry ?? 'source'], role, 'serve'], {
+    cwd: options.cwd ?? join(options.dataDir, '..'),
+    env: {
+      ...process.env,
+      HOST: '127.0.0.1',
+      PORT: String(port),
+      DATA_DIR: options.dataDir,
+      BACKUPD_TEST_CLOCK_FILE: clockFile,
+      LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'info',
+      ...(role === 'scout' ? { SCAN_ROOT: join(options.dataDir, 'scan') } : {}),
+      ...options.env,
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  child.stdout?.on('data', (d) => {
+    log += d;
+  });
+  child.stderr?.on('data', (d) => {
+    log += d;
+  });
+  const output = () => log;
+  await waitForHealth(url, child, output);
+  const server: TestServer = {
+    role,
+    url,
+    port,
+    dataDir: options.dataDir,
+    output,
+    advanceClock(ms) {
+      let current = 0;
+      try {
+        current = Number(readFileSync(clockFile, 'utf8')) || 0;
+      } catch {
+        current = 0;
+      }
+      writeFileSync(clockFile, String(current + ms));
+    },
+    async stop() {
+      if (child.exitCode !== null || child.signalCode !== null) return child.exitCode;
+      child.kill('SIGTERM');
+      return exited(child);
+    },
+    async kill() {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      child.kill('SIGKILL');
+      await exited(child);
+    },
+    async restart() {
+      await server.stop();
+      return launch(role, options, port, clockFile);
+    },
+    async dispose() {
+      await server.stop();
+      rmSync(options.dataDir, { recursive: true, force: true });
+      rmSync(clockFile, { force: true });
+    },
+  };
+  return server;
+}
