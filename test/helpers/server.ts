@@ -32,6 +32,7 @@ export interface TestServer {
   url: string;
   port: number;
   dataDir: string;
+  pid: number;
   /** Everything the process wrote to stdout and stderr so far. */
   output(): string;
   /** Moves the server's clock forward (the offset accumulates). */
@@ -148,6 +149,7 @@ async function launch(
     url,
     port,
     dataDir: options.dataDir,
+    pid: child.pid ?? 0,
     output,
     advanceClock(ms) {
       let current = 0;

@@ -2,6 +2,7 @@ import { Hono } from 'hono';
 import type { Core } from '../core.ts';
 import { authenticate } from './access.ts';
 import type { AppEnv } from './app-env.ts';
+import { noDotSegments } from './dot-segments.ts';
 import { handleError, handleNotFound } from './error-handler.ts';
 import { sameOriginWrites } from './origin-check.ts';
 import { apiRateLimit } from './rate-limits.ts';
@@ -24,6 +25,7 @@ export function createCoreApp(core: Core, options: CoreAppOptions = {}): Hono<Ap
   app.onError(handleError);
   app.notFound(handleNotFound);
   app.use('*', requestLog());
+  app.use('*', noDotSegments());
   app.use('*', async function provideCore(c, next) {
     c.set('core', core);
     c.set('auth', null);

@@ -1,4 +1,7 @@
-import { Hono } from 'hono';
+import type { IncomingMessage } from 'node:http';
+import { Readable } from 'node:stream';
+import type { ReadableStream as WebReadableStream } from 'node:stream/web';
+import { type Context, Hono } from 'hono';
 import { z } from 'zod';
 import { badRequest } from '../../core/errors.ts';
 import type { AppEnv } from '../../core/http/app-env.ts';
@@ -53,6 +56,13 @@ export const InitiateSchema = z.object({
     .optional(),
 });
 
+/** The raw request body as a Node stream: the socket itself under @hono/node-server, no web-stream layers. */
+function requestBody(c: Context<AppEnv>): Readable {
+  const incoming = (c.env as { incoming?: IncomingMessage } | undefined)?.incoming;
+  if (incoming) return incoming;
+  return c.req.raw.body ? Readable.fromWeb(c.req.raw.body as WebReadableStream) : Readable.from([]);
+}
+
 export function uploadRoutes(station: StationServices) {
   const app = new Hono<AppEnv>();
 
@@ -70,7 +80,7 @@ export function uploadRoutes(station: StationServices) {
       token,
       c.req.param('uploadId'),
       Number(offsetText),
-      c.req.raw.body,
+      requestBody(c),
     );
     return c.json(result);
   });

@@ -3,7 +3,7 @@ import { clock } from '../../core/clock.ts';
 import { logger } from '../../core/log.ts';
 import type { SnapshotStore } from '../storage/snapshot-store.ts';
 import { sha256File } from './file-hash.ts';
-import type { SnapshotIndex } from './snapshot-index.ts';
+import type { SnapshotIndex, SnapshotRow } from './snapshot-index.ts';
 import type { Uploads } from './upload-sessions.ts';
 
 const log = logger.child({ mod: 'station/reconcile' });
@@ -32,7 +32,7 @@ export async function reconcile(deps: {
   await deps.uploads.reconcileStaging((await readdir(deps.stagingDir)).filter((f) => f.endsWith('.part')));
   const rows = new Map((await index.all()).map((r) => [keyOf({ ...r, instanceId: r.scoutInstanceId }), r]));
   const seen = new Set<string>();
-  let indexed = 0;
+  const found: SnapshotRow[] = [];
   let restored = 0;
   for await (const file of store.list()) {
     const key = keyOf(file);
@@ -40,7 +40,7 @@ export async function reconcile(deps: {
     const row = rows.get(key);
     const ref = { scoutId: file.scoutId, instanceId: file.instanceId ?? '', jobName: file.jobName };
     if (!row) {
-      await index.insert({
+      found.push({
         scoutId: file.scoutId,
         scoutInstanceId: ref.instanceId,
         jobName: file.jobName,
@@ -54,12 +54,13 @@ export async function reconcile(deps: {
         unusual: null,
         missing: false,
       });
-      indexed += 1;
     } else if (row.missing) {
       await index.setMissing(ref, file.filename, false);
       restored += 1;
     }
   }
+  await index.insertMany(found);
+  const indexed = found.length;
   let missing = 0;
   for (const [key, row] of rows) {
     if (seen.has(key) || row.missing) continue;

@@ -68,11 +68,7 @@ export function createSnapshots(deps: { index: SnapshotIndex; store: SnapshotSto
       }));
     },
 
-    async totals() {
-      const rows = await index.all();
-      const live = rows.filter((r) => !r.missing);
-      return { snapshot_count: live.length, snapshot_bytes: live.reduce((sum, r) => sum + r.sizeBytes, 0) };
-    },
+    totals: () => index.totals(),
 
     /** A file to send: an indexed snapshot, or a legacy-layout file found on disk. */
     async locate(key: SnapshotKey): Promise<{ key: SnapshotKey; sizeBytes: number }> {

@@ -112,8 +112,9 @@ export function createSnapshotStore(root: string) {
     },
 
     async stat(key: SnapshotKey): Promise<{ sizeBytes: number; mtimeMs: number } | null> {
+      const path = pathOf(key);
       try {
-        const s = await stat(pathOf(key));
+        const s = await stat(path);
         return s.isFile() ? { sizeBytes: s.size, mtimeMs: Math.round(s.mtimeMs) } : null;
       } catch {
         return null;
