@@ -1,6 +1,7 @@
 import type { StationConfig } from '../core/config.ts';
 import { createCore } from '../core/core.ts';
 import { createCoreApp } from '../core/http/core-app.ts';
+import { uploadPauseRoutes } from '../core/http/routes/upload-pause.ts';
 import { logger } from '../core/log.ts';
 import type { RunningRole } from '../core/server.ts';
 import { openStationStorage } from './db/open.ts';
@@ -37,6 +38,7 @@ export async function startStation(config: StationConfig): Promise<RunningRole> 
     app.route('/', healthRoutes(station));
     app.route('/api', settingsRoutes(station));
     app.route('/api', snapshotRoutes(station));
+    app.route('/api/admin/uploads', uploadPauseRoutes(station.acceptance));
     app.route('/api/credentials', credentialRoutes(station));
     app.route('/backup/uploads', uploadRoutes(station));
     app.route('/backup/recovery', recoveryRoutes(station));

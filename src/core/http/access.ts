@@ -70,3 +70,9 @@ export function currentUser(c: Context<AppEnv>): UserRow {
   if (!auth) throw unauthorized('sign in required');
   return auth.user;
 }
+
+/** Settings are for sessions and `manage` tokens; a `read` token never sees them. */
+export function maySeeSettings(c: Context<AppEnv>): boolean {
+  const auth = c.get('auth');
+  return auth?.via === 'session' || auth?.scopes.includes('manage') === true;
+}

@@ -1,7 +1,7 @@
 import { Hono } from 'hono';
 import { z } from 'zod';
 import { badRequest, forbidden } from '../../core/errors.ts';
-import { adminOnly, signedIn } from '../../core/http/access.ts';
+import { adminOnly, maySeeSettings, signedIn } from '../../core/http/access.ts';
 import type { AppEnv } from '../../core/http/app-env.ts';
 import { readJson } from '../../core/http/json-body.ts';
 import { StationSettingsInput } from '../services/station-settings.ts';
@@ -17,9 +17,7 @@ export function settingsRoutes(station: StationServices) {
     const parsed = Section.safeParse(c.req.query('section') || undefined);
     if (!parsed.success) throw badRequest('section must be settings, storage or snapshots');
     const section = parsed.data;
-    const auth = c.get('auth');
-    // A read-only automation token never sees settings.
-    const mayReadSettings = auth?.via === 'session' || auth?.scopes.includes('manage') === true;
+    const mayReadSettings = maySeeSettings(c);
     if (section === 'settings' && !mayReadSettings) {
       throw forbidden('this automation token may not read settings (needs the "manage" scope)');
     }
@@ -46,16 +44,6 @@ export function settingsRoutes(station: StationServices) {
   app.post('/settings', adminOnly('manage'), async (c) => {
     const input = await readJson(c, StationSettingsInput);
     return c.json({ settings: await station.settings.replace(input) });
-  });
-
-  app.post('/admin/uploads/pause', adminOnly('backup'), async (c) => {
-    await station.acceptance.setPaused(true);
-    return c.json({ status: 'paused', uploads_paused: true });
-  });
-
-  app.post('/admin/uploads/resume', adminOnly('backup'), async (c) => {
-    await station.acceptance.setPaused(false);
-    return c.json({ status: 'resumed', uploads_paused: false });
   });
 
   return app;

@@ -26,6 +26,13 @@ export interface StationTokenRow {
   maxRegistrations: number;
 }
 
+const bindingOf = (tokenHash: string, scoutId: string, instanceId: string) =>
+  and(
+    eq(tokenBindings.tokenHash, tokenHash),
+    eq(tokenBindings.scoutId, scoutId),
+    eq(tokenBindings.scoutInstanceId, instanceId),
+  );
+
 export function createStationTokens(db: StationDb, keys: { privateKey: KeyObject; publicKey: KeyObject }) {
   return {
     async mint(input: MintRequest) {
@@ -152,13 +159,7 @@ export function createStationTokens(db: StationDb, keys: { privateKey: KeyObject
         const [existing] = await tx
           .select()
           .from(tokenBindings)
-          .where(
-            and(
-              eq(tokenBindings.tokenHash, token.tokenHash),
-              eq(tokenBindings.scoutId, scoutId),
-              eq(tokenBindings.scoutInstanceId, instanceId),
-            ),
-          );
+          .where(bindingOf(token.tokenHash, scoutId, instanceId));
         if (existing) return;
         const [{ n } = { n: 0 }] = await tx
           .select({ n: count() })
@@ -185,13 +186,7 @@ export function createStationTokens(db: StationDb, keys: { privateKey: KeyObject
       const [row] = await db
         .select()
         .from(tokenBindings)
-        .where(
-          and(
-            eq(tokenBindings.tokenHash, token.tokenHash),
-            eq(tokenBindings.scoutId, scoutId),
-            eq(tokenBindings.scoutInstanceId, instanceId),
-          ),
-        );
+        .where(bindingOf(token.tokenHash, scoutId, instanceId));
       if (!row) throw forbidden(`this Station token is not bound to ${scoutId}/${instanceId}`);
     },
   };
