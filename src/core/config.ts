@@ -51,7 +51,7 @@ function nonEmpty(value: string | undefined): string | undefined {
 }
 
 function parsePort(text: string, source: string): number {
-  const port = Number(text);
+  const port = /^\d+$/.test(text) ? Number(text) : Number.NaN;
   if (!Number.isInteger(port) || port < 0 || port > 65535) {
     throw new ConfigError(`${source} must be a port number from 0 to 65535, got "${text}"`);
   }
@@ -59,7 +59,7 @@ function parsePort(text: string, source: string): number {
 }
 
 function parsePositiveInt(text: string, source: string): number {
-  const value = Number(text);
+  const value = /^\d+$/.test(text) ? Number(text) : Number.NaN;
   if (!Number.isSafeInteger(value) || value <= 0) {
     throw new ConfigError(`${source} must be a positive whole number of bytes, got "${text}"`);
   }

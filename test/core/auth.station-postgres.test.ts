@@ -1,43 +1,8 @@
 // Sign-in, accounts and automation tokens on a Station backed by a real PostgreSQL server.
-// Without PostgreSQL installed the file is skipped, except in CI, where that is a failure.
-
-import assert from 'node:assert/strict';
-import { after, test } from 'node:test';
-import {
-  createDatabase,
-  type PostgresServer,
-  postgresAvailable,
-  startPostgres,
-} from '../helpers/postgres.ts';
-import { startServer } from '../helpers/server.ts';
+import { onPostgres } from '../helpers/postgres-runner.ts';
 import { authSuite } from './auth-suite.ts';
 
 const LABEL = 'station (PostgreSQL)';
-const inCi = process.env.CI === 'true';
-
-if (!postgresAvailable() && !inCi) {
-  test(LABEL, { skip: 'PostgreSQL is not installed (apt-get install -y postgresql); skipping' }, () => {});
-} else {
-  let postgres: PostgresServer | undefined;
-  let databaseUrl: string | undefined;
-
-  after(async () => {
-    await postgres?.stop();
-  });
-
-  if (!postgresAvailable()) {
-    test(`${LABEL}: PostgreSQL is available in CI`, () => {
-      assert.fail('CI=true but PostgreSQL (initdb, pg_ctl, runuser and a postgres user) is not available');
-    });
-  }
-
-  authSuite(
-    LABEL,
-    async (opts) => {
-      postgres ??= await startPostgres();
-      databaseUrl ??= await createDatabase(postgres.url, 'auth_suite');
-      return startServer('station', { dataDir: opts?.dataDir, env: { DATABASE_URL: databaseUrl } });
-    },
-    'service_session',
-  );
-}
+onPostgres(LABEL, (stationOn) => {
+  authSuite(LABEL, (opts) => stationOn('auth_suite', { dataDir: opts?.dataDir }), 'service_session');
+});

@@ -71,8 +71,12 @@ export function currentUser(c: Context<AppEnv>): UserRow {
   return auth.user;
 }
 
-/** Settings are for sessions and `manage` tokens; a `read` token never sees them. */
-export function maySeeSettings(c: Context<AppEnv>): boolean {
+/**
+ * Settings are for sessions and `manage` tokens; a `read` token never sees them. Where they
+ * hold a secret (the Scout's `scout_credential`), `adminOnly` keeps them from non-admins too.
+ */
+export function maySeeSettings(c: Context<AppEnv>, options: { adminOnly?: boolean } = {}): boolean {
   const auth = c.get('auth');
-  return auth?.via === 'session' || auth?.scopes.includes('manage') === true;
+  if (auth?.via === 'token') return auth.scopes.includes('manage');
+  return auth?.via === 'session' && (!options.adminOnly || auth.user.isAdmin);
 }

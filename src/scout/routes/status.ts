@@ -12,7 +12,7 @@ export function statusRoutes(scout: ScoutServices) {
 
   app.get('/api/status', signedIn('read'), async (c) => {
     const settings = await scout.settings.read();
-    const mayReadSettings = maySeeSettings(c);
+    const mayReadSettings = maySeeSettings(c, { adminOnly: true });
     return c.json({
       scout_id: settings.scout_id,
       scout_instance_id: scout.instanceId,

@@ -1,7 +1,7 @@
 import { hostname } from 'node:os';
 import { validate as validCron } from 'node-cron';
 import { z } from 'zod';
-import type { ScoutConfig } from '../../core/config.ts';
+import { ConfigError, type ScoutConfig } from '../../core/config.ts';
 import type { SettingsStore } from '../../core/settings/settings-store.ts';
 import { isNamespaceComponent, NAMESPACE_RULE } from '../../shared/namespace.ts';
 
@@ -55,6 +55,25 @@ function clean<T extends Record<string, unknown>>(value: T): Partial<T> {
   ) as Partial<T>;
 }
 
+const VARIABLES: Record<keyof ScoutConfig['env'], string> = {
+  station_url: 'STATION_URL',
+  scout_id: 'SCOUT_ID',
+  scout_credential: 'SCOUT_CREDENTIAL',
+  cron_schedule: 'CRON_SCHEDULE',
+};
+
+/** Settings given by environment variables; a bad one stops start-up naming the variable. */
+function fromEnvironment(env: ScoutConfig['env']): Partial<ScoutSettings> {
+  const given = clean(env);
+  const parsed = ScoutSettingsInput.safeParse(given);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    const field = String(issue?.path[0] ?? '') as keyof ScoutConfig['env'];
+    throw new ConfigError(`${VARIABLES[field] ?? field}: ${issue?.message ?? 'invalid value'}`);
+  }
+  return clean(parsed.data) as Partial<ScoutSettings>;
+}
+
 export function createScoutSettings(store: SettingsStore, config: ScoutConfig) {
   const defaults: ScoutSettings = {
     station_url: null,
@@ -62,8 +81,7 @@ export function createScoutSettings(store: SettingsStore, config: ScoutConfig) {
     scout_credential: null,
     cron_schedule: DEFAULT_CRON_SCHEDULE,
   };
-  const fromEnv = ScoutSettingsInput.safeParse(clean(config.env));
-  const base = { ...defaults, ...(fromEnv.success ? clean(fromEnv.data) : {}) } as ScoutSettings;
+  const base = { ...defaults, ...fromEnvironment(config.env) } as ScoutSettings;
   return {
     async read(): Promise<ScoutSettings> {
       const saved = ScoutSettingsInput.safeParse(await store.read(SECTION));

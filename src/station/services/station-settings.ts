@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { ConfigError } from '../../core/config.ts';
 import type { SettingsStore } from '../../core/settings/settings-store.ts';
 
 export const DEFAULT_RETENTION_KEEP_LAST = 30;
@@ -17,11 +18,17 @@ export type StationSettings = { retention_keep_last: number };
 
 const SECTION = 'station';
 
+/** RETENTION_KEEP_LAST as the default of retention_keep_last; a bad value stops start-up. */
 function fromEnvironment(env: Record<string, string | undefined>): Partial<StationSettings> {
   const keep = env.RETENTION_KEEP_LAST;
   if (keep === undefined || keep.trim() === '') return {};
-  const parsed = StationSettingsInput.shape.retention_keep_last.safeParse(Number(keep));
-  return parsed.success && parsed.data !== undefined ? { retention_keep_last: parsed.data } : {};
+  const parsed = StationSettingsInput.shape.retention_keep_last.safeParse(
+    /^\d+$/.test(keep.trim()) ? Number(keep) : Number.NaN,
+  );
+  if (!parsed.success || parsed.data === undefined) {
+    throw new ConfigError(`RETENTION_KEEP_LAST must be a whole number from 1 to 100000, got "${keep}"`);
+  }
+  return { retention_keep_last: parsed.data };
 }
 
 export function createStationSettings(store: SettingsStore, env = process.env) {

@@ -1,6 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { constants } from 'node:fs';
-import { access, mkdir, rm, statfs, writeFile } from 'node:fs/promises';
+import { mkdir, rm, statfs, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 
 export interface StorageInfo {
@@ -10,14 +9,9 @@ export interface StorageInfo {
   writable: boolean;
 }
 
-/** Space and writability of the folder that holds snapshots. */
+/** Space and writability (a probe file is written and removed) of the folder that holds snapshots. */
 export async function storageInfo(backupRoot: string): Promise<StorageInfo> {
-  let writable = true;
-  try {
-    await access(backupRoot, constants.W_OK);
-  } catch {
-    writable = false;
-  }
+  const writable = (await probeWritable(backupRoot)) === null;
   try {
     const fs = await statfs(backupRoot);
     return {

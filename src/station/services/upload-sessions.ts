@@ -215,6 +215,11 @@ export function createUploads(deps: {
           );
         }
       }
+      // A new upload that cannot fit is refused before it claims the instance for the token.
+      const duplicate = existing
+        ? undefined
+        : await index.bySha(ref, body.archive_sha256, body.archive_size_bytes);
+      if (!existing && !duplicate) await checkSpace(body.archive_size_bytes);
       await deps.tokens.bind(token, body.scout_id, body.scout_instance_id);
       const now = clock.now();
       await index.touchInstance(
@@ -238,7 +243,6 @@ export function createUploads(deps: {
         return progressReply({ ...existing, tokenHash: token.tokenHash });
       }
 
-      const duplicate = await index.bySha(ref, body.archive_sha256, body.archive_size_bytes);
       const row: SessionRow = {
         uploadId: newId(),
         idempotencyKey: body.idempotency_key,
@@ -256,7 +260,6 @@ export function createUploads(deps: {
         createdAt: now,
         updatedAt: now,
       };
-      if (!duplicate) await checkSpace(body.archive_size_bytes);
       const [inserted] = await db.insert(uploadSessions).values(row).onConflictDoNothing().returning();
       if (!inserted) throw conflict('idempotency_key is being initiated by another request; retry');
       if (duplicate) return storedReply(inserted, true);

@@ -1,0 +1,232 @@
+import {
+  createCipheriv,
+  createDecipheriv,
+  createHmac,
+  diffieHellman,
+  generateKeyPairSync,
+  hkdfSync,
+  randomBytes,
+  timingSafeEqual,
+} from 'node:crypto';
+import { Transform, type TransformCallback } from 'node:stream';
+import { publicKeyObject, type ScoutKey, x25519 } from './x25519.ts';
+
+/**
+ * The age v1 file format (age-encryption.org/v1) for X25519 recipients, on node:crypto:
+ * a text header whose stanza wraps a random file key, then the STREAM payload —
+ * ChaCha20-Poly1305 over 64 KiB chunks with a counter nonce whose last byte marks the
+ * final chunk. Anything `age -d -i` reads, and the reverse.
+ */
+const VERSION_LINE = 'age-encryption.org/v1';
+const X25519_LABEL = 'age-encryption.org/v1/X25519';
+export const CHUNK = 64 * 1024;
+const TAG = 16;
+
+const b64 = (data: Uint8Array) => Buffer.from(data).toString('base64').replace(/=+$/, '');
+const hkdf = (ikm: Uint8Array, salt: Uint8Array, info: string) =>
+  Buffer.from(hkdfSync('sha256', ikm, salt, info, 32));
+
+function seal(key: Uint8Array, nonce: Uint8Array, plaintext: Uint8Array): Buffer {
+  const cipher = createCipheriv('chacha20-poly1305', key, nonce, { authTagLength: TAG });
+  return Buffer.concat([cipher.update(plaintext), cipher.final(), cipher.getAuthTag()]);
+}
+
+function open(key: Uint8Array, nonce: Uint8Array, sealed: Uint8Array): Buffer {
+  if (sealed.length < TAG) throw new AgeError('truncated ciphertext');
+  const decipher = createDecipheriv('chacha20-poly1305', key, nonce, { authTagLength: TAG });
+  decipher.setAuthTag(sealed.subarray(sealed.length - TAG));
+  try {
+    return Buffer.concat([decipher.update(sealed.subarray(0, sealed.length - TAG)), decipher.final()]);
+  } catch {
+    throw new AgeError('decryption failed: wrong key or damaged archive');
+  }
+}
+
+export class AgeError extends Error {
+  override name = 'AgeError';
+}
+
+function streamNonce(counter: number, last: boolean): Buffer {
+  const nonce = Buffer.alloc(12);
+  nonce.writeUIntBE(counter, 5, 6);
+  nonce[11] = last ? 1 : 0;
+  return nonce;
+}
+
+/** The header (with its MAC) and payload key for a new file encrypted to `recipient`. */
+function newHeader(recipient: Uint8Array): { header: Buffer; payloadKey: Buffer; nonce: Buffer } {
+  const fileKey = randomBytes(16);
+  const ephemeral = generateKeyPairSync('x25519');
+  const share = Buffer.from(ephemeral.publicKey.export({ format: 'jwk' }).x ?? '', 'base64url');
+  const shared = diffieHellman({ privateKey: ephemeral.privateKey, publicKey: publicKeyObject(recipient) });
+  const wrapKey = hkdf(shared, Buffer.concat([share, recipient]), X25519_LABEL);
+  const body = seal(wrapKey, Buffer.alloc(12), fileKey);
+  const head = `${VERSION_LINE}\n-> X25519 ${b64(share)}\n${b64(body)}\n---`;
+  const mac = createHmac('sha256', hkdf(fileKey, Buffer.alloc(0), 'header'))
+    .update(head)
+    .digest();
+  const nonce = randomBytes(16);
+  return {
+    header: Buffer.concat([Buffer.from(`${head} ${b64(mac)}\n`), nonce]),
+    payloadKey: hkdf(fileKey, nonce, 'payload'),
+    nonce,
+  };
+}
+
+/** Encrypts a byte stream to an X25519 recipient (its 32-byte public key). */
+export function createAgeEncrypt(recipient: Uint8Array): Transform {
+  const { header, payloadKey } = newHeader(recipient);
+  let pending: Buffer = Buffer.alloc(0);
+  let counter = 0;
+  let headerSent = false;
+  return new Transform({
+    transform(chunk: Buffer, _encoding, done: TransformCallback) {
+      if (!headerSent) {
+        this.push(header);
+        headerSent = true;
+      }
+      pending = pending.length === 0 ? chunk : Buffer.concat([pending, chunk]);
+      // Keep at least one byte back: the final chunk must be sealed with the last flag.
+      const out: Buffer[] = [];
+      let offset = 0;
+      while (pending.length - offset > CHUNK) {
+        out.push(seal(payloadKey, streamNonce(counter, false), pending.subarray(offset, offset + CHUNK)));
+        counter += 1;
+        offset += CHUNK;
+      }
+      pending = pending.subarray(offset);
+      done(null, out.length > 0 ? Buffer.concat(out) : undefined);
+    },
+    flush(done: TransformCallback) {
+      if (!headerSent) this.push(header);
+      done(null, seal(payloadKey, streamNonce(counter, true), pending));
+    },
+  });
+}
+
+interface ParsedHeader {
+  stanzas: { type: string; args: string[]; body: Buffer }[];
+  /** The header text up to and including `---`, which the MAC covers. */
+  macInput: string;
+  mac: Buffer;
+  /** Bytes of the input after the header line: the payload nonce and chunks. */
+  length: number;
+}
+
+/** Parses the header from the start of `data`; null until the whole header is there. */
+function parseHeader(data: Buffer): ParsedHeader | null {
+  const end = data.indexOf('\n---');
+  if (end < 0) return null;
+  const lineEnd = data.indexOf('\n', end + 4);
+  if (lineEnd < 0) return null;
+  const text = data.subarray(0, lineEnd).toString('latin1');
+  const lines = text.split('\n');
+  if (lines[0] !== VERSION_LINE) throw new AgeError('not an age v1 file');
+  const stanzas: ParsedHeader['stanzas'] = [];
+  let i = 1;
+  while (i < lines.length && lines[i]?.startsWith('-> ')) {
+    const [type = '', ...args] = (lines[i] ?? '').slice(3).split(' ');
+    i += 1;
+    const bodyLines: string[] = [];
+    for (;;) {
+      const line = lines[i] ?? '';
+      i += 1;
+      bodyLines.push(line);
+      if (line.length < 64) break;
+    }
+    stanzas.push({ type, args, body: Buffer.from(bodyLines.join(''), 'base64') });
+  }
+  const macLine = lines[i] ?? '';
+  if (!macLine.startsWith('--- ')) throw new AgeError('malformed age header');
+  return {
+    stanzas,
+    macInput: `${lines.slice(0, i).join('\n')}\n---`,
+    mac: Buffer.from(macLine.slice(4), 'base64'),
+    length: lineEnd + 1,
+  };
+}
+
+function unwrapFileKey(header: ParsedHeader, identities: ScoutKey[]): Buffer {
+  for (const stanza of header.stanzas) {
+    if (stanza.type !== 'X25519' || !stanza.args[0]) continue;
+    const share = Buffer.from(stanza.args[0], 'base64');
+    for (const identity of identities) {
+      const shared = x25519(identity.secret, share);
+      const wrapKey = hkdf(shared, Buffer.concat([share, identity.publicKey]), X25519_LABEL);
+      let fileKey: Buffer;
+      try {
+        fileKey = open(wrapKey, Buffer.alloc(12), stanza.body);
+      } catch {
+        continue;
+      }
+      const mac = createHmac('sha256', hkdf(fileKey, Buffer.alloc(0), 'header'))
+        .update(header.macInput)
+        .digest();
+      if (mac.length !== header.mac.length || !timingSafeEqual(mac, header.mac)) {
+        throw new AgeError('age header MAC mismatch: the archive was altered');
+      }
+      return fileKey;
+    }
+  }
+  throw new AgeError('no key matches this archive: it was encrypted to another Scout key');
+}
+
+/** Decrypts an age stream with the first of `identities` that opens it. */
+export function createAgeDecrypt(identities: ScoutKey[]): Transform {
+  let buffer: Buffer = Buffer.alloc(0);
+  let payloadKey: Buffer | null = null;
+  let counter = 0;
+  let sawLast = false;
+  const sealedChunk = CHUNK + TAG;
+
+  function drain(push: (b: Buffer) => void, final: boolean): void {
+    if (!payloadKey) {
+      const header = parseHeader(buffer);
+      if (!header) {
+        if (final || buffer.length > 1024 * 1024) throw new AgeError('truncated or malformed age header');
+        return;
+      }
+      if (buffer.length < header.length + 16 && !final) return;
+      const fileKey = unwrapFileKey(header, identities);
+      const nonce = buffer.subarray(header.length, header.length + 16);
+      if (nonce.length < 16) throw new AgeError('truncated age payload');
+      payloadKey = hkdf(fileKey, nonce, 'payload');
+      buffer = buffer.subarray(header.length + 16);
+    }
+    // A chunk is final only when nothing follows it, so keep one full chunk back until the end.
+    while (buffer.length > sealedChunk || (final && buffer.length > 0)) {
+      if (sawLast) throw new AgeError('data after the final age chunk');
+      const take = Math.min(sealedChunk, buffer.length);
+      const last = final && take === buffer.length;
+      const piece = buffer.subarray(0, take);
+      const plain = open(payloadKey, streamNonce(counter, last), piece);
+      if (!last && plain.length !== CHUNK) throw new AgeError('short age chunk before the end');
+      if (last && plain.length === 0 && counter > 0) throw new AgeError('empty final age chunk');
+      push(plain);
+      counter += 1;
+      sawLast = last;
+      buffer = buffer.subarray(take);
+    }
+    if (final && !sawLast) throw new AgeError('truncated age payload: the final chunk is missing');
+  }
+
+  return new Transform({
+    transform(chunk: Buffer, _encoding, done: TransformCallback) {
+      buffer = buffer.length === 0 ? chunk : Buffer.concat([buffer, chunk]);
+      try {
+        drain((b) => this.push(b), false);
+        done();
+      } catch (error) {
+        done(error as Error);
+      }
+    },
+    flush(done: TransformCallback) {
+      try {
+        drain((b) => this.push(b), true);
+        done();
+      } catch (error) {
+        done(error as Error);
+      }
+    },
+  });
+}
