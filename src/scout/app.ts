@@ -4,7 +4,10 @@ import { createCoreApp } from '../core/http/core-app.ts';
 import { uploadPauseRoutes } from '../core/http/routes/upload-pause.ts';
 import type { RunningRole } from '../core/server.ts';
 import { openScoutStorage } from './db/open.ts';
+import { directoryRoutes } from './routes/directories.ts';
+import { encryptionKeyRoutes } from './routes/encryption-key.ts';
 import { statusRoutes } from './routes/status.ts';
+import { createJobAdmin } from './services/job-admin.ts';
 import { createScoutServices } from './services.ts';
 
 export async function startScout(config: ScoutConfig): Promise<RunningRole> {
@@ -12,11 +15,26 @@ export async function startScout(config: ScoutConfig): Promise<RunningRole> {
   try {
     const core = createCore('scout', storage);
     await core.accounts.ensureInitialAdmin(config.initialAdminPassword);
-    const scout = createScoutServices(config, core);
+    const scout = createScoutServices(config, core, storage);
     const app = createCoreApp(core);
     app.route('/', statusRoutes(scout));
     app.route('/api/uploads', uploadPauseRoutes(scout.uploads));
-    return { app, close: () => storage.close() };
+    app.route(
+      '/api/directories',
+      directoryRoutes(scout, createJobAdmin({ catalog: scout.catalog, states: scout.states })),
+    );
+    app.route('/api/encryption-key', encryptionKeyRoutes(scout));
+    await scout.states.markInterrupted();
+    void scout.catalog.refresh();
+    scout.scheduler.apply((await scout.settings.read()).cron_schedule);
+    return {
+      app,
+      async close() {
+        scout.scheduler.stop();
+        await scout.runner.stop();
+        await storage.close();
+      },
+    };
   } catch (error) {
     await storage.close();
     throw error;

@@ -1,17 +1,51 @@
 import type { ScoutConfig } from '../core/config.ts';
 import type { Core } from '../core/core.ts';
 import { createUploadAcceptance } from '../core/settings/upload-acceptance.ts';
+import type { ScoutStorage } from './db/open.ts';
+import { createKeyStore } from './keys/key-store.ts';
+import { createBackup } from './schedule/backup.ts';
+import { createRunner } from './schedule/runner.ts';
+import { createScheduler } from './schedule/scheduler.ts';
 import { loadInstanceId } from './services/instance-id.ts';
+import { createJobCatalog } from './services/job-catalog.ts';
 import { createScoutSettings } from './services/scout-settings.ts';
+import { createJobStates } from './state/job-states.ts';
+import { createCircuit } from './upload/circuit.ts';
 
 /** Everything the Scout's routes call into. */
-export function createScoutServices(config: ScoutConfig, core: Core) {
+export function createScoutServices(config: ScoutConfig, core: Core, storage: ScoutStorage) {
+  const instanceId = loadInstanceId(config.dataDir);
+  const settings = createScoutSettings(core.settings, config);
+  const uploads = createUploadAcceptance(core.settings);
+  const keys = createKeyStore(config.dataDir);
+  const states = createJobStates(storage.scoutDb);
+  const catalog = createJobCatalog(config.scanRoot);
+  const circuit = createCircuit();
+  const runner = createRunner();
+  const backup = createBackup({
+    dataDir: config.dataDir,
+    instanceId,
+    advertisedUrl: config.advertisedUrl,
+    keys,
+    settings,
+    states,
+    circuit,
+    uploadsPaused: () => uploads.paused(),
+    jobs: async () => (await catalog.refresh()).filter((j) => j.config !== null),
+  });
   return {
     config,
     core,
-    instanceId: loadInstanceId(config.dataDir),
-    settings: createScoutSettings(core.settings, config),
-    uploads: createUploadAcceptance(core.settings),
+    instanceId,
+    settings,
+    uploads,
+    keys,
+    states,
+    catalog,
+    circuit,
+    runner,
+    backup,
+    scheduler: createScheduler({ runner, backup }),
   };
 }
 

@@ -1,7 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { DatabaseSync, type StatementSync } from 'node:sqlite';
-import { drizzle } from 'drizzle-orm/sqlite-proxy';
+import { drizzle, type SqliteRemoteDatabase } from 'drizzle-orm/sqlite-proxy';
 import { clock } from '../../core/clock.ts';
 import type { CoreDb, CoreStorage, CoreTables } from '../../core/db/core-db.ts';
 import { MIGRATIONS_TABLE, type MigrationTarget, runMigrations } from '../../core/db/migrate.ts';
@@ -38,7 +38,13 @@ function proxyFor(sqlite: DatabaseSync) {
   };
 }
 
-export async function openScoutStorage(dataDir: string): Promise<CoreStorage> {
+export type ScoutDb = SqliteRemoteDatabase<typeof schema>;
+
+export interface ScoutStorage extends CoreStorage {
+  scoutDb: ScoutDb;
+}
+
+export async function openScoutStorage(dataDir: string): Promise<ScoutStorage> {
   mkdirSync(dataDir, { recursive: true });
   const sqlite = new DatabaseSync(join(dataDir, 'scout.db'));
   sqlite.exec(
@@ -67,9 +73,10 @@ export async function openScoutStorage(dataDir: string): Promise<CoreStorage> {
     },
   };
   await runMigrations(target, loadMigrationFiles('scout'));
-  const db = drizzle(proxyFor(sqlite), { schema }) as unknown as CoreDb;
+  const scoutDb = drizzle(proxyFor(sqlite), { schema });
   return {
-    db,
+    db: scoutDb as unknown as CoreDb,
+    scoutDb,
     tables: schema as unknown as CoreTables,
     async ping() {
       sqlite.prepare('SELECT 1').get();

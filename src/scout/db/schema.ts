@@ -1,1 +1,2 @@
 export { automationTokens, sessions, settings, users } from '../../core/db/core-tables.sqlite.ts';
+export { jobStates } from './scout-tables.ts';

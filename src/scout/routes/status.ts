@@ -12,12 +12,16 @@ export function statusRoutes(scout: ScoutServices) {
 
   app.get('/api/status', signedIn('read'), async (c) => {
     const settings = await scout.settings.read();
-    const mayReadSettings = maySeeSettings(c, { adminOnly: true });
     return c.json({
       scout_id: settings.scout_id,
       scout_instance_id: scout.instanceId,
-      ...(mayReadSettings ? { settings } : {}),
+      ...(maySeeSettings(c, { adminOnly: true }) ? { settings } : {}),
+      key_fingerprint: scout.keys.current().fingerprint,
       uploads_paused: await scout.uploads.paused(),
+      upload_circuit: scout.circuit.view(),
+      run_now_requested: scout.scheduler.runNowRequested(),
+      scheduler: scout.scheduler.view(),
+      operation: scout.runner.current(),
     });
   });
 
@@ -27,8 +31,14 @@ export function statusRoutes(scout: ScoutServices) {
 
   app.post('/api/settings', adminOnly('manage'), async (c) => {
     const input = await readJson(c, ScoutSettingsInput);
-    return c.json({ settings: await scout.settings.replace(input) });
+    const settings = await scout.settings.replace(input);
+    scout.scheduler.apply(settings.cron_schedule);
+    return c.json({ settings });
   });
+
+  app.post('/api/run-now', signedIn('backup'), (c) => c.json({ status: scout.scheduler.runNow() }));
+
+  app.post('/api/cancel-operation', adminOnly('backup'), (c) => c.json({ status: scout.runner.cancel() }));
 
   return app;
 }

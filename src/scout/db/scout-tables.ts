@@ -1,0 +1,16 @@
+import { integer, sqliteTable, text } from 'drizzle-orm/sqlite-core';
+
+/** Local state of each job, by its folder (relative_path): outcomes and the staged archive. */
+export const jobStates = sqliteTable('job_states', {
+  relativePath: text('relative_path').primaryKey(),
+  jobName: text('job_name').notNull(),
+  lastStatus: text('last_status').notNull(),
+  lastError: text('last_error'),
+  lastAttemptAt: integer('last_attempt_at'),
+  lastSuccessAt: integer('last_success_at'),
+  lastStoredAs: text('last_stored_as'),
+  /** Job fingerprint of the last snapshot the Station stored. */
+  storedFingerprint: text('stored_fingerprint'),
+  /** JSON of the archive waiting to be uploaded (StagedArchive), or null. */
+  staged: text('staged'),
+});

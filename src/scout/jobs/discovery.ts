@@ -1,0 +1,131 @@
+// Finds the jobs under the scan root: folders holding a `.upload_dir` file. Symlinks are never
+// followed, unreadable folders are skipped, and a job folder is not searched for nested jobs.
+import type { Dirent } from 'node:fs';
+import { lstat, readdir, readFile } from 'node:fs/promises';
+import { basename, join, resolve, sep } from 'node:path';
+import { logger } from '../../core/log.ts';
+import { compareBytes } from './byte-order.ts';
+import { type JobConfig, MARKER, parseMarker } from './marker.ts';
+import { createPacer } from './pace.ts';
+
+const log = logger.child({ mod: 'scout/jobs' });
+
+/** Folders listed together before the event loop gets a chance to run. */
+const FOLDER_BATCH = 32;
+const MAX_MARKER_BYTES = 64 * 1024;
+
+export interface DiscoveredJob {
+  relative_path: string;
+  absolute_path: string;
+  /** Null exactly when `config_error` is set: such a job is shown but never run. */
+  config: JobConfig | null;
+  config_error: string | null;
+}
+
+interface Folder {
+  abs: string;
+  rel: string;
+}
+
+function kindOf(entry: Dirent): 'file' | 'dir' | 'other' | 'unknown' {
+  if (entry.isFile()) return 'file';
+  if (entry.isDirectory()) return 'dir';
+  if (entry.isSymbolicLink() || entry.isFIFO() || entry.isSocket()) return 'other';
+  if (entry.isBlockDevice() || entry.isCharacterDevice()) return 'other';
+  return 'unknown';
+}
+
+/** The entry's kind; some file systems do not report it in listings. */
+async function kindAt(dir: string, entry: Dirent): Promise<'file' | 'dir' | 'other'> {
+  const kind = kindOf(entry);
+  if (kind !== 'unknown') return kind;
+  const stats = await lstat(join(dir, entry.name)).catch(() => null);
+  return stats?.isFile() ? 'file' : stats?.isDirectory() ? 'dir' : 'other';
+}
+
+/** Lists one folder: whether it is a job, and otherwise the folders to search next. */
+async function visit(folder: Folder): Promise<{ job: boolean; children: Folder[] }> {
+  let entries: Dirent[];
+  try {
+    entries = await readdir(folder.abs, { withFileTypes: true });
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code !== 'ENOENT' && code !== 'ENOTDIR')
+      log.warn({ path: folder.rel, code }, 'skipping unreadable folder');
+    return { job: false, children: [] };
+  }
+  const marker = entries.find((entry) => entry.name === MARKER);
+  if (marker && (await kindAt(folder.abs, marker)) === 'file') return { job: true, children: [] };
+  const children: Folder[] = [];
+  // `abs` is already resolved and names hold no separator: plain concatenation is enough
+  // and much cheaper than join() over huge folders.
+  const base = folder.abs.endsWith(sep) ? folder.abs : folder.abs + sep;
+  const relBase = folder.rel === '.' ? '' : `${folder.rel}/`;
+  for (const entry of entries) {
+    const kind = kindOf(entry);
+    if (kind !== 'dir' && (kind !== 'unknown' || (await kindAt(folder.abs, entry)) !== 'dir')) continue;
+    children.push({ abs: base + entry.name, rel: relBase + entry.name });
+  }
+  return { job: false, children };
+}
+
+async function readJob(folder: Folder): Promise<DiscoveredJob> {
+  const job = { relative_path: folder.rel, absolute_path: folder.abs };
+  const path = join(folder.abs, MARKER);
+  try {
+    const stats = await lstat(path);
+    if (stats.size > MAX_MARKER_BYTES) {
+      return { ...job, config: null, config_error: `${MARKER}: larger than 64 KiB; shorten it` };
+    }
+    const parsed = parseMarker(await readFile(path, 'utf8'), basename(folder.abs));
+    return { ...job, config: parsed.config, config_error: parsed.error };
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code ?? 'error';
+    return {
+      ...job,
+      config: null,
+      config_error: `${MARKER}: cannot be read (${code}); check its permissions`,
+    };
+  }
+}
+
+/** Job names are unique across the Scout: the later of two jobs sharing a name gets an error. */
+function flagDuplicates(jobs: DiscoveredJob[]): void {
+  const owners = new Map<string, string>();
+  for (const job of jobs) {
+    if (!job.config) continue;
+    const owner = owners.get(job.config.job_name);
+    if (owner === undefined) {
+      owners.set(job.config.job_name, job.relative_path);
+      continue;
+    }
+    job.config_error = `job name "${job.config.job_name}" is already used by ${owner}; set another job_name`;
+    job.config = null;
+  }
+}
+
+export async function discoverJobs(
+  scanRoot: string,
+  options: { signal?: AbortSignal } = {},
+): Promise<DiscoveredJob[]> {
+  const pace = createPacer(options.signal);
+  const pending: Folder[] = [{ abs: resolve(scanRoot), rel: '.' }];
+  const found: Folder[] = [];
+  while (pending.length > 0) {
+    await pace();
+    const batch = pending.splice(Math.max(0, pending.length - FOLDER_BATCH));
+    const visited = await Promise.all(batch.map(visit));
+    visited.forEach((result, i) => {
+      if (result.job) found.push(batch[i] as Folder);
+      else for (const child of result.children) pending.push(child);
+    });
+  }
+  found.sort((a, b) => compareBytes(a.rel, b.rel));
+  const jobs: DiscoveredJob[] = [];
+  for (const folder of found) {
+    await pace();
+    jobs.push(await readJob(folder));
+  }
+  flagDuplicates(jobs);
+  return jobs;
+}

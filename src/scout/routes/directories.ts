@@ -1,0 +1,76 @@
+import { rm } from 'node:fs/promises';
+import { Hono } from 'hono';
+import { z } from 'zod';
+import { badRequest } from '../../core/errors.ts';
+import { adminOnly, signedIn } from '../../core/http/access.ts';
+import type { AppEnv } from '../../core/http/app-env.ts';
+import { readJson } from '../../core/http/json-body.ts';
+import { JobConfigInput } from '../jobs/marker.ts';
+import type { JobAdmin } from '../services/job-admin.ts';
+import type { ScoutServices } from '../services.ts';
+
+const PathBody = z.object({ relative_path: z.string({ error: 'relative_path is required' }) });
+const SaveBody = PathBody.extend({ config: JobConfigInput.default({}) });
+
+function queryPath(value: string | undefined): string {
+  if (value === undefined) throw badRequest('relative_path is required (use "." for the scan root)');
+  return value;
+}
+
+/** Jobs and the folders under the scan root. */
+export function directoryRoutes(scout: ScoutServices, jobs: JobAdmin) {
+  const app = new Hono<AppEnv>();
+
+  app.get('/', signedIn('read'), async (c) => c.json(await jobs.list()));
+  app.get('/children', signedIn('read'), async (c) =>
+    c.json(await jobs.children(queryPath(c.req.query('relative_path')))),
+  );
+  app.get('/browse', signedIn('read'), async (c) =>
+    c.json(await jobs.browse(queryPath(c.req.query('relative_path')))),
+  );
+  app.get('/size', signedIn('read'), async (c) =>
+    c.json(await jobs.size(queryPath(c.req.query('relative_path')))),
+  );
+
+  app.post('/save-job', adminOnly('manage'), async (c) => {
+    const body = await readJson(c, SaveBody);
+    return c.json(await jobs.save(body.relative_path, body.config));
+  });
+
+  app.post('/delete-job', adminOnly('manage'), async (c) => {
+    const body = await readJson(c, PathBody);
+    return c.json(await jobs.remove(body.relative_path, (row) => scout.states.staged(row)?.file ?? null));
+  });
+
+  app.post('/exclude', adminOnly('manage'), async (c) => {
+    const body = await readJson(c, PathBody);
+    return c.json(await jobs.exclude(body.relative_path));
+  });
+
+  app.post('/force-send', adminOnly('backup'), async (c) => {
+    const body = await readJson(c, PathBody);
+    const job = await jobs.requireJob(body.relative_path);
+    if (!job.config) throw badRequest(`the job's marker is not valid: ${job.config_error}`);
+    const status = scout.runner.start('force_send', job.config.job_name, (ctx) =>
+      scout.backup.forceSend(job, ctx),
+    );
+    return c.json({ status });
+  });
+
+  app.post('/clear-staged', adminOnly('manage'), async (c) => {
+    const body = await readJson(c, PathBody);
+    const job = await jobs.requireJob(body.relative_path);
+    if (scout.runner.busy())
+      throw badRequest('an operation is running; wait for it to end, then clear the staged archive');
+    const row = await scout.states.get(job.relative_path);
+    const staged = scout.states.staged(row);
+    if (staged) await rm(staged.file, { force: true });
+    await scout.states.update(job.relative_path, job.config?.job_name ?? row?.jobName ?? '', {
+      staged: null,
+      lastError: null,
+    });
+    return c.json({ status: 'cleared', relative_path: job.relative_path, cleared: staged !== null });
+  });
+
+  return app;
+}

@@ -1,0 +1,190 @@
+import { randomBytes } from 'node:crypto';
+import { mkdir, rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import { clock } from '../../core/clock.ts';
+import { logger } from '../../core/log.ts';
+import { writeArchive } from '../archive/pipeline.ts';
+import type { DiscoveredJob } from '../jobs/discovery.ts';
+import { jobFingerprint, type WalkEntry, walkJob } from '../jobs/walk.ts';
+import type { KeyStore } from '../keys/key-store.ts';
+import type { ScoutSettingsService } from '../services/scout-settings.ts';
+import type { JobStates } from '../state/job-states.ts';
+import type { Circuit } from '../upload/circuit.ts';
+import { createStationClient, StationError } from '../upload/station-client.ts';
+import { describeStationError, type StagedArchive, uploadStaged } from '../upload/uploader.ts';
+import type { OperationContext } from './runner.ts';
+
+const log = logger.child({ mod: 'scout/backup' });
+
+export type Trigger = 'schedule' | 'run_now' | 'force_send';
+
+/** `YYYY-MM-DDTHH:MM:SSZ` */
+const utcStamp = (ms: number) => new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
+
+/** The backup cycle: per job, fingerprint → unchanged, or archive (or reuse the staged one) → upload. */
+export function createBackup(deps: {
+  dataDir: string;
+  instanceId: string;
+  advertisedUrl: string | undefined;
+  keys: KeyStore;
+  settings: ScoutSettingsService;
+  states: JobStates;
+  circuit: Circuit;
+  uploadsPaused: () => Promise<boolean>;
+  jobs: () => Promise<DiscoveredJob[]>;
+}) {
+  const stagingDir = join(deps.dataDir, 'staging');
+
+  async function collect(job: DiscoveredJob, signal: AbortSignal): Promise<WalkEntry[]> {
+    const entries: WalkEntry[] = [];
+    if (!job.config) return entries;
+    for await (const entry of walkJob(job.absolute_path, job.config, { signal })) entries.push(entry);
+    return entries;
+  }
+
+  async function stage(job: DiscoveredJob, entries: WalkEntry[], fingerprint: string, ctx: OperationContext) {
+    const config = job.config;
+    if (!config) throw new Error('job without a valid config');
+    await mkdir(stagingDir, { recursive: true });
+    const key = deps.keys.current();
+    const now = clock.now();
+    const file = join(stagingDir, `${config.job_name}-${now}-${randomBytes(4).toString('hex')}.tar.zst`);
+    const total = entries.reduce((sum, e) => sum + (e.type === 'file' ? e.size : 0), 0);
+    ctx.progress({ phase: 'archiving', bytes_done: 0, bytes_total: total });
+    const result = await writeArchive({
+      jobDir: job.absolute_path,
+      entries: entries.map((e) => e.path),
+      followSymlinks: config.follow_symlinks,
+      recipient: key.publicKey,
+      outPath: file,
+      signal: ctx.signal,
+      onProgress: (bytes) => ctx.progress({ bytes_done: Math.min(bytes, total) }),
+    });
+    const staged: StagedArchive = {
+      file,
+      size: result.size,
+      sha256: result.sha256,
+      fingerprint,
+      timestamp: utcStamp(now),
+      idempotency_key: `${deps.instanceId}-${config.job_name}-${result.sha256.slice(0, 16)}-${now}`,
+      key_fingerprint: key.fingerprint,
+    };
+    await deps.states.update(job.relative_path, config.job_name, { staged });
+    return staged;
+  }
+
+  /** Backs up one job; returns whether the Station was reached (for the circuit), or null if no upload was tried. */
+  async function backupJob(
+    job: DiscoveredJob,
+    trigger: Trigger,
+    ctx: OperationContext,
+  ): Promise<boolean | null> {
+    const config = job.config;
+    if (!config) return null;
+    const name = config.job_name;
+    const now = clock.now();
+    const row = await deps.states.get(job.relative_path);
+    await deps.states.update(job.relative_path, name, { lastStatus: 'running', lastAttemptAt: now });
+    ctx.progress({ job_name: name, phase: 'scanning', bytes_done: 0, bytes_total: 0 });
+    try {
+      let staged = deps.states.staged(row);
+      const entries = await collect(job, ctx.signal);
+      const fingerprint = jobFingerprint(entries);
+      if (!staged && trigger !== 'force_send' && row?.storedFingerprint === fingerprint) {
+        await deps.states.update(job.relative_path, name, {
+          lastStatus: 'unchanged',
+          lastError: null,
+          lastSuccessAt: now,
+        });
+        return null;
+      }
+      staged ??= await stage(job, entries, fingerprint, ctx);
+      const settings = await deps.settings.read();
+      const refuse = async (message: string) => {
+        await deps.states.update(job.relative_path, name, { lastStatus: 'failed', lastError: message });
+      };
+      if (await deps.uploadsPaused()) {
+        await refuse('uploads are paused on this Scout; resume them to upload the staged archive');
+        return null;
+      }
+      if (!settings.station_url || !settings.scout_credential) {
+        await refuse(
+          'no Station configured: set station_url and scout_credential (a Station token) in the settings',
+        );
+        return null;
+      }
+      if (trigger === 'schedule' && deps.circuit.blocksScheduled()) {
+        const { retry_at } = deps.circuit.view();
+        await refuse(
+          `the Station was unreachable for several cycles; uploads resume at ${retry_at} or on run-now`,
+        );
+        return null;
+      }
+      ctx.progress({ phase: 'uploading', bytes_done: 0, bytes_total: staged.size });
+      const client = createStationClient(settings.station_url, settings.scout_credential);
+      try {
+        const stored = await uploadStaged({
+          client,
+          staged,
+          target: {
+            scoutId: settings.scout_id,
+            instanceId: deps.instanceId,
+            jobName: name,
+            advertisedUrl: deps.advertisedUrl,
+          },
+          signal: ctx.signal,
+          onProgress: (done) => ctx.progress({ bytes_done: done }),
+        });
+        await rm(staged.file, { force: true });
+        await deps.states.update(job.relative_path, name, {
+          lastStatus: 'uploaded',
+          lastError: null,
+          lastSuccessAt: clock.now(),
+          lastStoredAs: stored.stored_as,
+          storedFingerprint: staged.fingerprint,
+          staged: null,
+        });
+        log.info({ job: name, stored_as: stored.stored_as, bytes: staged.size }, 'job uploaded');
+        return true;
+      } catch (error) {
+        if (!(error instanceof StationError)) throw error;
+        await refuse(describeStationError(error));
+        return !(error.status === 0 || error.status >= 500);
+      }
+    } catch (error) {
+      if (ctx.signal.aborted) {
+        await deps.states.update(job.relative_path, name, {
+          lastStatus: 'cancelled',
+          lastError: 'cancelled by the operator; a staged archive is kept for the next cycle',
+        });
+        throw error;
+      }
+      const message = `backup failed: ${(error as Error).message}`;
+      log.error({ err: error, job: name }, 'job failed');
+      await deps.states.update(job.relative_path, name, { lastStatus: 'failed', lastError: message });
+      return null;
+    }
+  }
+
+  function noteReach(results: (boolean | null)[]): void {
+    if (results.some((r) => r === true)) deps.circuit.reached();
+    else if (results.some((r) => r === false)) deps.circuit.cycleFailedToReach();
+  }
+
+  return {
+    async cycle(trigger: Trigger, ctx: OperationContext): Promise<void> {
+      const results: (boolean | null)[] = [];
+      for (const job of await deps.jobs()) {
+        if (ctx.signal.aborted) break;
+        results.push(await backupJob(job, trigger, ctx));
+      }
+      noteReach(results);
+    },
+    async forceSend(job: DiscoveredJob, ctx: OperationContext): Promise<void> {
+      noteReach([await backupJob(job, 'force_send', ctx)]);
+    },
+    stagingDir,
+  };
+}
+
+export type Backup = ReturnType<typeof createBackup>;

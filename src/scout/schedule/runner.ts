@@ -1,0 +1,97 @@
+import { clock } from '../../core/clock.ts';
+import { logger } from '../../core/log.ts';
+
+const log = logger.child({ mod: 'scout/runner' });
+
+export type OperationKind = 'cycle' | 'force_send' | 'restore';
+
+export interface Operation {
+  kind: OperationKind;
+  job_name: string | null;
+  phase: string;
+  bytes_done: number;
+  bytes_total: number;
+  started_at: string;
+}
+
+export interface OperationContext {
+  signal: AbortSignal;
+  /** Updates what status shows of the running operation. */
+  progress(patch: Partial<Pick<Operation, 'job_name' | 'phase' | 'bytes_done' | 'bytes_total'>>): void;
+}
+
+/** One operation at a time per Scout (a cycle, a forced upload or a restore); each can be cancelled. */
+export function createRunner() {
+  let operation: Operation | null = null;
+  let controller: AbortController | null = null;
+  let running: Promise<void> | null = null;
+
+  return {
+    current: () => operation,
+    state: (): 'idle' | 'running' | 'cancelling' =>
+      operation === null ? 'idle' : controller?.signal.aborted ? 'cancelling' : 'running',
+    busy: () => operation !== null,
+
+    /** Starts `work` in the background unless something runs; does not wait for it. */
+    start(kind: OperationKind, jobName: string | null, work: (ctx: OperationContext) => Promise<void>) {
+      if (operation) return 'already_running' as const;
+      controller = new AbortController();
+      const op: Operation = {
+        kind,
+        job_name: jobName,
+        phase: 'starting',
+        bytes_done: 0,
+        bytes_total: 0,
+        started_at: clock.date().toISOString(),
+      };
+      operation = op;
+      const ctx: OperationContext = {
+        signal: controller.signal,
+        progress: (patch) => Object.assign(op, patch),
+      };
+      running = (async () => {
+        try {
+          await work(ctx);
+        } catch (error) {
+          if (!ctx.signal.aborted) log.error({ err: error, kind }, 'operation failed');
+        } finally {
+          operation = null;
+          controller = null;
+          running = null;
+        }
+      })();
+      return 'queued' as const;
+    },
+
+    /** Runs `work` now and waits for it, or answers `already_running`. */
+    async run<T>(kind: OperationKind, jobName: string | null, work: (ctx: OperationContext) => Promise<T>) {
+      let result: T | undefined;
+      let failure: unknown;
+      const outcome = this.start(kind, jobName, async (ctx) => {
+        try {
+          result = await work(ctx);
+        } catch (error) {
+          failure = error;
+        }
+      });
+      if (outcome === 'already_running') return { status: 'already_running' as const };
+      await running;
+      if (failure) throw failure;
+      return { status: 'done' as const, result: result as T };
+    },
+
+    cancel(): 'cancelling' | 'idle' {
+      if (!operation || !controller) return 'idle';
+      controller.abort(new Error('cancelled by the operator'));
+      return 'cancelling';
+    },
+
+    /** Cancels what runs and waits for it to stop (shutdown). */
+    async stop(): Promise<void> {
+      controller?.abort(new Error('the Scout is stopping'));
+      await running;
+    },
+  };
+}
+
+export type Runner = ReturnType<typeof createRunner>;

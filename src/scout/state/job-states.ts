@@ -1,0 +1,70 @@
+import { eq } from 'drizzle-orm';
+import type { ScoutDb } from '../db/open.ts';
+import { jobStates } from '../db/scout-tables.ts';
+import type { StagedArchive } from '../upload/uploader.ts';
+
+export type LastStatus = 'never_run' | 'running' | 'uploaded' | 'unchanged' | 'failed' | 'cancelled';
+type Row = typeof jobStates.$inferSelect;
+
+const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
+
+/** A job's `state` as the API shows it. */
+export function stateView(row: Row | undefined) {
+  return {
+    last_status: (row?.lastStatus ?? 'never_run') as LastStatus,
+    last_error: row?.lastError ?? null,
+    last_attempt_at: iso(row?.lastAttemptAt ?? null),
+    last_success_at: iso(row?.lastSuccessAt ?? null),
+    last_stored_as: row?.lastStoredAs ?? null,
+    staged: Boolean(row?.staged),
+  };
+}
+
+/** Local job state, kept by folder; survives restarts, so a staged archive is never re-made. */
+export function createJobStates(db: ScoutDb) {
+  return {
+    async get(relativePath: string): Promise<Row | undefined> {
+      const [row] = await db.select().from(jobStates).where(eq(jobStates.relativePath, relativePath));
+      return row;
+    },
+    async all(): Promise<Map<string, Row>> {
+      const rows = await db.select().from(jobStates);
+      return new Map(rows.map((r) => [r.relativePath, r]));
+    },
+    staged(row: Row | undefined): StagedArchive | null {
+      return row?.staged ? (JSON.parse(row.staged) as StagedArchive) : null;
+    },
+    async update(
+      relativePath: string,
+      jobName: string,
+      patch: Partial<Omit<Row, 'relativePath' | 'staged'>> & { staged?: StagedArchive | null },
+    ): Promise<void> {
+      const { staged, ...rest } = patch;
+      const values = {
+        ...rest,
+        jobName,
+        ...(staged !== undefined ? { staged: staged ? JSON.stringify(staged) : null } : {}),
+      };
+      await db
+        .insert(jobStates)
+        .values({ relativePath, lastStatus: 'never_run', ...values })
+        .onConflictDoUpdate({ target: jobStates.relativePath, set: values });
+    },
+    /** At start-up: a job left `running` by a crash or kill reads as failed, its staged archive kept. */
+    async markInterrupted(): Promise<void> {
+      await db
+        .update(jobStates)
+        .set({
+          lastStatus: 'failed',
+          lastError: 'interrupted by a Scout restart; the next cycle continues it',
+        })
+        .where(eq(jobStates.lastStatus, 'running'));
+    },
+
+    async remove(relativePath: string): Promise<void> {
+      await db.delete(jobStates).where(eq(jobStates.relativePath, relativePath));
+    },
+  };
+}
+
+export type JobStates = ReturnType<typeof createJobStates>;

@@ -1,0 +1,134 @@
+/** A refusal or failure from the Station, with what the uploader needs to decide. */
+export class StationError extends Error {
+  override name = 'StationError';
+  readonly status: number;
+  readonly detail: unknown;
+  readonly retryAfterSeconds: number | null;
+
+  constructor(status: number, detail: unknown, retryAfterSeconds: number | null, message: string) {
+    super(message);
+    this.status = status;
+    this.detail = detail;
+    this.retryAfterSeconds = retryAfterSeconds;
+  }
+
+  /** The Station could not be reached, or answered with a server-side or rate-limit failure. */
+  get transient(): boolean {
+    return (
+      this.status === 0 ||
+      this.status === 429 ||
+      this.status === 502 ||
+      this.status === 504 ||
+      this.status === 500
+    );
+  }
+}
+
+export interface InitiateReply {
+  upload_id: string;
+  status: 'receiving' | 'complete' | 'stored';
+  next_offset: number;
+  archive_size_bytes: number;
+  recommended_chunk_size_bytes: number;
+  duplicate: boolean;
+  stored_as?: string;
+  pruned: string[];
+}
+
+export interface FinalizeReply {
+  status: 'stored';
+  stored_as: string;
+  pruned: string[];
+  duplicate: boolean;
+  unusual?: boolean;
+  unusual_reason?: string;
+}
+
+const REQUEST_TIMEOUT_MS = 60_000;
+
+/** The Station's `/backup/...` protocol, authenticated with the Station token. */
+export function createStationClient(baseUrl: string, token: string) {
+  const base = baseUrl.replace(/\/+$/, '');
+
+  async function request<T>(
+    method: string,
+    path: string,
+    body: string | Buffer | undefined,
+    signal?: AbortSignal,
+    headers: Record<string, string> = {},
+  ): Promise<{ data: T; response: Response }> {
+    const timeout = AbortSignal.timeout(REQUEST_TIMEOUT_MS);
+    let response: Response;
+    try {
+      response = await fetch(`${base}${path}`, {
+        method,
+        headers: { authorization: `Bearer ${token}`, ...headers },
+        body,
+        signal: signal ? AbortSignal.any([signal, timeout]) : timeout,
+      });
+    } catch (error) {
+      if (signal?.aborted) throw signal.reason;
+      throw new StationError(
+        0,
+        null,
+        null,
+        `cannot reach the Station at ${base}: ${(error as Error).cause ?? (error as Error).message}`,
+      );
+    }
+    if (response.ok && response.headers.get('content-type')?.includes('application/octet-stream')) {
+      return { data: undefined as T, response };
+    }
+    const text = await response.text();
+    let parsed: unknown = text;
+    try {
+      parsed = text ? JSON.parse(text) : null;
+    } catch {
+      parsed = text;
+    }
+    if (!response.ok) {
+      const detail = (parsed as { detail?: unknown } | null)?.detail ?? parsed;
+      const retry = Number(response.headers.get('retry-after'));
+      const message = typeof detail === 'string' ? detail : JSON.stringify(detail);
+      throw new StationError(
+        response.status,
+        detail,
+        Number.isFinite(retry) && retry > 0 ? retry : null,
+        message,
+      );
+    }
+    return { data: parsed as T, response };
+  }
+
+  return {
+    baseUrl: base,
+    request,
+    async initiate(meta: Record<string, unknown>, signal?: AbortSignal): Promise<InitiateReply> {
+      const body = JSON.stringify(meta);
+      return (
+        await request<InitiateReply>('POST', '/backup/uploads/initiate', body, signal, {
+          'content-type': 'application/json',
+        })
+      ).data;
+    },
+    async chunk(uploadId: string, offset: number, bytes: Buffer, signal?: AbortSignal) {
+      const path = `/backup/uploads/${encodeURIComponent(uploadId)}/chunk?offset=${offset}`;
+      return (
+        await request<{ next_offset: number; status: string }>('PUT', path, bytes, signal, {
+          'content-type': 'application/octet-stream',
+        })
+      ).data;
+    },
+    async finalize(uploadId: string, signal?: AbortSignal): Promise<FinalizeReply> {
+      return (
+        await request<FinalizeReply>(
+          'POST',
+          `/backup/uploads/${encodeURIComponent(uploadId)}/finalize`,
+          undefined,
+          signal,
+        )
+      ).data;
+    },
+  };
+}
+
+export type StationClient = ReturnType<typeof createStationClient>;

@@ -1,0 +1,142 @@
+import { open } from 'node:fs/promises';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { logger } from '../../core/log.ts';
+import { type FinalizeReply, type StationClient, StationError } from './station-client.ts';
+
+const log = logger.child({ mod: 'scout/upload' });
+
+const MIN_CHUNK = 256 * 1024;
+const START_CHUNK = 4 * 1024 * 1024;
+const ATTEMPTS = 4;
+
+/** An archive waiting in the Scout's staging folder, with what initiation declares. */
+export interface StagedArchive {
+  file: string;
+  size: number;
+  sha256: string;
+  fingerprint: string;
+  timestamp: string;
+  idempotency_key: string;
+  key_fingerprint: string;
+}
+
+export interface UploadTarget {
+  scoutId: string;
+  instanceId: string;
+  jobName: string;
+  advertisedUrl: string | undefined;
+}
+
+/** A sentence for the job's `last_error`: what went wrong and what the operator should do. */
+export function describeStationError(error: StationError): string {
+  const detail = typeof error.detail === 'string' ? error.detail : error.message;
+  switch (error.status) {
+    case 0:
+      return `${error.message}; check station_url and the network — the archive stays staged for the next cycle`;
+    case 401:
+      return `the Station refused the Station token (${detail}); mint a new token on the Station and save it as scout_credential`;
+    case 403:
+      return `the Station token may not upload for this Scout instance (${detail}); mint a token for this instance`;
+    case 409:
+      return `the Station refused the upload (${detail}); a normal Station token serves one Scout instance: mint one for this instance`;
+    case 413:
+      return `the archive is larger than the Station accepts (${detail}); raise MAX_UPLOAD_BYTES on the Station or exclude files`;
+    case 503:
+      return `the Station does not accept uploads now (${detail}); the archive stays staged and the next cycle uploads it`;
+    case 507:
+      return `the Station is out of disk space (${detail}); free space on the Station — the archive stays staged`;
+    default:
+      return `the Station answered ${error.status}: ${detail}; the archive stays staged for the next cycle`;
+  }
+}
+
+/**
+ * Uploads a staged archive: initiation (resuming by idempotency key), chunks from
+ * `next_offset` with a chunk size that adapts to the link, finalize. Transient failures
+ * (unreachable, 5xx, 429) are retried with backoff honouring Retry-After; an offset
+ * conflict resumes where the Station says; a checksum mismatch starts over once.
+ */
+export async function uploadStaged(options: {
+  client: StationClient;
+  staged: StagedArchive;
+  target: UploadTarget;
+  signal?: AbortSignal;
+  onProgress?: (done: number, total: number) => void;
+}): Promise<FinalizeReply> {
+  const { client, staged, target, signal } = options;
+  const meta = {
+    scout_id: target.scoutId,
+    scout_instance_id: target.instanceId,
+    job_name: target.jobName,
+    fingerprint: staged.fingerprint,
+    timestamp: staged.timestamp,
+    archive_format: 'tar.zst',
+    archive_size_bytes: staged.size,
+    archive_sha256: staged.sha256,
+    idempotency_key: staged.idempotency_key,
+    encryption_key_fingerprint: staged.key_fingerprint,
+    ...(target.advertisedUrl ? { advertised_url: target.advertisedUrl } : {}),
+  };
+  let failures = 0;
+  let restarts = 0;
+  let chunkSize = START_CHUNK;
+  const file = await open(staged.file, 'r');
+  try {
+    for (;;) {
+      try {
+        const started = await client.initiate(meta, signal);
+        if (started.status === 'stored') {
+          return {
+            status: 'stored',
+            stored_as: started.stored_as ?? '',
+            pruned: started.pruned,
+            duplicate: started.duplicate,
+          };
+        }
+        let offset = started.next_offset;
+        const ceiling = Math.max(MIN_CHUNK, started.recommended_chunk_size_bytes);
+        chunkSize = Math.min(chunkSize, ceiling);
+        const buffer = Buffer.alloc(ceiling);
+        while (offset < staged.size) {
+          const length = Math.min(chunkSize, staged.size - offset);
+          const { bytesRead } = await file.read(buffer, 0, length, offset);
+          const t = performance.now();
+          try {
+            offset = (await client.chunk(started.upload_id, offset, buffer.subarray(0, bytesRead), signal))
+              .next_offset;
+          } catch (error) {
+            const next = (error as StationError).detail as { status?: string; next_offset?: number } | null;
+            if (error instanceof StationError && error.status === 409 && next?.status === 'offset_mismatch') {
+              offset = next.next_offset ?? 0;
+              continue;
+            }
+            throw error;
+          }
+          // Aim for chunks of a few seconds: bigger on a fast link, smaller on a slow one.
+          const seconds = (performance.now() - t) / 1000;
+          if (seconds < 1) chunkSize = Math.min(ceiling, chunkSize * 2);
+          else if (seconds > 8) chunkSize = Math.max(MIN_CHUNK, Math.floor(chunkSize / 2));
+          failures = 0;
+          options.onProgress?.(offset, staged.size);
+        }
+        return await client.finalize(started.upload_id, signal);
+      } catch (error) {
+        if (signal?.aborted) throw signal.reason;
+        if (!(error instanceof StationError)) throw error;
+        const detail = error.detail as { status?: string } | null;
+        if (error.status === 409 && detail?.status === 'checksum_mismatch' && restarts === 0) {
+          restarts += 1;
+          log.warn({ job: target.jobName }, 'Station saw a checksum mismatch; sending the archive again');
+          continue;
+        }
+        if (!error.transient || failures + 1 >= ATTEMPTS) throw error;
+        failures += 1;
+        const wait = Math.min(30, error.retryAfterSeconds ?? 2 ** (failures - 1));
+        log.warn({ job: target.jobName, status: error.status, wait }, 'upload interrupted; retrying');
+        await sleep(wait * 1000, undefined, { signal });
+      }
+    }
+  } finally {
+    await file.close();
+  }
+}
