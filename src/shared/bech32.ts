@@ -50,6 +50,8 @@ export function bech32Decode(text: string): { hrp: string; data: Uint8Array } {
   const sep = lower.lastIndexOf('1');
   if (sep < 1 || sep + 7 > lower.length) throw new Error('bech32: no separator');
   const hrp = lower.slice(0, sep);
+  if ([...hrp].some((ch) => ch.charCodeAt(0) < 33 || ch.charCodeAt(0) > 126))
+    throw new Error('bech32: invalid prefix');
   const words = [...lower.slice(sep + 1)].map((ch) => {
     const index = CHARSET.indexOf(ch);
     if (index < 0) throw new Error('bech32: invalid character');

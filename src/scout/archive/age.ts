@@ -23,6 +23,14 @@ export const CHUNK = 64 * 1024;
 const TAG = 16;
 
 const b64 = (data: Uint8Array) => Buffer.from(data).toString('base64').replace(/=+$/, '');
+
+/** Canonical unpadded base64 only, as the age spec demands of decoders. */
+function strictB64(text: string, what: string): Buffer {
+  const bytes = Buffer.from(text, 'base64');
+  if (!/^[A-Za-z0-9+/]*$/.test(text) || b64(bytes) !== text)
+    throw new AgeError(`malformed base64 in the age ${what}`);
+  return bytes;
+}
 const hkdf = (ikm: Uint8Array, salt: Uint8Array, info: string) =>
   Buffer.from(hkdfSync('sha256', ikm, salt, info, 32));
 
@@ -134,24 +142,34 @@ function parseHeader(data: Buffer): ParsedHeader | null {
       bodyLines.push(line);
       if (line.length < 64) break;
     }
-    stanzas.push({ type, args, body: Buffer.from(bodyLines.join(''), 'base64') });
+    stanzas.push({ type, args, body: strictB64(bodyLines.join(''), 'stanza body') });
   }
   const macLine = lines[i] ?? '';
   if (!macLine.startsWith('--- ')) throw new AgeError('malformed age header');
+  const mac = strictB64(macLine.slice(4), 'header MAC');
+  if (mac.length !== 32) throw new AgeError('malformed age header MAC');
   return {
     stanzas,
     macInput: `${lines.slice(0, i).join('\n')}\n---`,
-    mac: Buffer.from(macLine.slice(4), 'base64'),
+    mac,
     length: lineEnd + 1,
   };
 }
 
 function unwrapFileKey(header: ParsedHeader, identities: ScoutKey[]): Buffer {
   for (const stanza of header.stanzas) {
-    if (stanza.type !== 'X25519' || !stanza.args[0]) continue;
-    const share = Buffer.from(stanza.args[0], 'base64');
+    if (stanza.type !== 'X25519') continue;
+    const share = strictB64(stanza.args[0] ?? '', 'X25519 share');
+    if (stanza.args.length !== 1 || share.length !== 32 || stanza.body.length !== 32) {
+      throw new AgeError('malformed X25519 stanza in the age header');
+    }
     for (const identity of identities) {
-      const shared = x25519(identity.secret, share);
+      let shared: Buffer;
+      try {
+        shared = x25519(identity.secret, share);
+      } catch {
+        throw new AgeError('invalid X25519 share in the age header');
+      }
       const wrapKey = hkdf(shared, Buffer.concat([share, identity.publicKey]), X25519_LABEL);
       let fileKey: Buffer;
       try {

@@ -80,7 +80,7 @@ export function parseScoutKey(text: string): ScoutKey {
     return scoutKeyFromSecret(data);
   }
   const secret = Buffer.from(trimmed, 'base64url');
-  if (secret.length !== 32 || secret.toString('base64url') !== trimmed.replace(/=+$/, '')) {
+  if (secret.length !== 32 || secret.toString('base64url') !== trimmed) {
     throw new Error('a Scout key is 32 bytes of unpadded base64url text (or an AGE-SECRET-KEY-1… identity)');
   }
   return scoutKeyFromSecret(secret);
