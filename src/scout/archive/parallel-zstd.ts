@@ -19,7 +19,7 @@ export function createParallelZstd(level = 3): Transform {
   let pending: Buffer[] = [];
   let pendingBytes = 0;
 
-  const submit = (block: Buffer) => inFlight.push(compress(block, { params }));
+  const submit = (block: Buffer) => inFlight.push(compress(block, { params, chunkSize: BLOCK }));
 
   async function cut(push: (b: Buffer) => void, final: boolean): Promise<void> {
     while (pendingBytes >= BLOCK || (final && pendingBytes > 0)) {

@@ -6,12 +6,12 @@ import { basename, join, resolve, sep } from 'node:path';
 import { logger } from '../../core/log.ts';
 import { compareBytes } from './byte-order.ts';
 import { type JobConfig, MARKER, parseMarker } from './marker.ts';
-import { createPacer } from './pace.ts';
+import { createPacer, type Pacer } from './pace.ts';
 
 const log = logger.child({ mod: 'scout/jobs' });
 
-/** Folders listed together before the event loop gets a chance to run. */
-const FOLDER_BATCH = 32;
+/** Folder listings in flight at once. */
+const CONCURRENT_LISTINGS = 16;
 const MAX_MARKER_BYTES = 64 * 1024;
 
 export interface DiscoveredJob {
@@ -104,26 +104,52 @@ function flagDuplicates(jobs: DiscoveredJob[]): void {
   }
 }
 
+/**
+ * Lists folders with a few listings always in flight (the file system, not the event loop,
+ * sets the pace) and returns the job folders found.
+ */
+function findJobFolders(root: Folder, pacer: Pacer): Promise<Folder[]> {
+  const pending: Folder[] = [root];
+  const found: Folder[] = [];
+  let active = 0;
+  let failure: unknown = null;
+  return new Promise((resolvePromise, reject) => {
+    const spawn = () => {
+      while (failure === null && active < CONCURRENT_LISTINGS && active < pending.length) void worker();
+    };
+    const worker = async () => {
+      active += 1;
+      try {
+        while (failure === null && pending.length > 0) {
+          if (pacer.due()) await pacer.rest();
+          const folder = pending.pop();
+          if (!folder) break;
+          const result = await visit(folder);
+          if (result.job) found.push(folder);
+          for (const child of result.children) pending.push(child);
+          spawn();
+        }
+      } catch (error) {
+        failure ??= error;
+      } finally {
+        active -= 1;
+        if (active === 0) failure === null ? resolvePromise(found) : reject(failure);
+      }
+    };
+    spawn();
+  });
+}
+
 export async function discoverJobs(
   scanRoot: string,
   options: { signal?: AbortSignal } = {},
 ): Promise<DiscoveredJob[]> {
-  const pace = createPacer(options.signal);
-  const pending: Folder[] = [{ abs: resolve(scanRoot), rel: '.' }];
-  const found: Folder[] = [];
-  while (pending.length > 0) {
-    await pace();
-    const batch = pending.splice(Math.max(0, pending.length - FOLDER_BATCH));
-    const visited = await Promise.all(batch.map(visit));
-    visited.forEach((result, i) => {
-      if (result.job) found.push(batch[i] as Folder);
-      else for (const child of result.children) pending.push(child);
-    });
-  }
+  const pacer = createPacer(options.signal);
+  const found = await findJobFolders({ abs: resolve(scanRoot), rel: '.' }, pacer);
   found.sort((a, b) => compareBytes(a.rel, b.rel));
   const jobs: DiscoveredJob[] = [];
   for (const folder of found) {
-    await pace();
+    if (pacer.due()) await pacer.rest();
     jobs.push(await readJob(folder));
   }
   flagDuplicates(jobs);

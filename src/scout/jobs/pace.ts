@@ -4,14 +4,25 @@ import { setImmediate as nextTurn } from 'node:timers/promises';
 
 const MAX_BUSY_MS = 20;
 
-/** Returns a function to `await` often: it throws the abort reason, and yields when due. */
-export function createPacer(signal?: AbortSignal): () => Promise<void> {
+export interface Pacer {
+  /** Throws the abort reason; true when the event loop is due a turn. Costs no promise. */
+  due(): boolean;
+  /** Gives the event loop its turn. */
+  rest(): Promise<void>;
+}
+
+/** Use as `if (pacer.due()) await pacer.rest();` inside every long loop. */
+export function createPacer(signal?: AbortSignal): Pacer {
   let since = performance.now();
-  return async () => {
-    signal?.throwIfAborted();
-    if (performance.now() - since < MAX_BUSY_MS) return;
-    await nextTurn();
-    signal?.throwIfAborted();
-    since = performance.now();
+  return {
+    due() {
+      signal?.throwIfAborted();
+      return performance.now() - since >= MAX_BUSY_MS;
+    },
+    async rest() {
+      await nextTurn();
+      signal?.throwIfAborted();
+      since = performance.now();
+    },
   };
 }

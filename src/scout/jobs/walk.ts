@@ -85,7 +85,7 @@ export async function* walkJob(
   const { signal } = options;
   const excluder = createExcluder(config.exclude, config.include_hidden);
   const follow = config.follow_symlinks;
-  const pace = createPacer(signal);
+  const pacer = createPacer(signal);
   let rootNames: string[];
   try {
     rootNames = sortBytewise(await readdir(jobDir));
@@ -98,7 +98,7 @@ export async function* walkJob(
   ];
 
   while (stack.length > 0) {
-    await pace();
+    if (pacer.due()) await pacer.rest();
     const frame = stack[stack.length - 1] as Frame;
     if (frame.nextReady >= frame.ready.length) {
       if (frame.nextName >= frame.names.length) {
@@ -191,13 +191,13 @@ export async function folderSize(
   dir: string,
   options: { signal?: AbortSignal } = {},
 ): Promise<{ bytes: number; files: number }> {
-  const pace = createPacer(options.signal);
+  const pacer = createPacer(options.signal);
   const pending = [dir];
   let bytes = 0;
   let files = 0;
   let first = true;
   while (pending.length > 0) {
-    await pace();
+    if (pacer.due()) await pacer.rest();
     const current = pending.pop() as string;
     let names: string[];
     try {
@@ -208,7 +208,7 @@ export async function folderSize(
     }
     first = false;
     for (let i = 0; i < names.length; i += STAT_BATCH) {
-      await pace();
+      if (pacer.due()) await pacer.rest();
       for (const { name, stats } of await statBatch(current, names.slice(i, i + STAT_BATCH))) {
         if (stats?.isDirectory()) pending.push(join(current, name));
         else if (stats?.isFile()) {

@@ -1,0 +1,127 @@
+/**
+ * Scout benchmark: backs up a generated dataset (text, incompressible binary, thousands of
+ * small files) through a real Station on loopback and prints source MiB/s and the Scout's
+ * peak RSS next to `tar -cf - | zstd -3 -T0 | age -r` on the same data.
+ * BENCH_GIB sets the dataset size (default 1).
+ */
+import { execFileSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { adminClient } from '../test/helpers/http.ts';
+import { startServer } from '../test/helpers/server.ts';
+
+const MIB = 1024 * 1024;
+const gib = Number(process.env.BENCH_GIB ?? 1);
+const root = join(tmpdir(), `backupd-bench-${gib}g`);
+const data = join(root, 'scan', 'dataset');
+
+function peakRssMb(pid: number): number {
+  const line = readFileSync(`/proc/${pid}/status`, 'utf8')
+    .split('\n')
+    .find((l) => l.startsWith('VmHWM:'));
+  return Math.round(Number(line?.replace(/\D+/g, '') ?? 0) / 1024);
+}
+
+const WORDS =
+  'the quick brown fox jumps over a lazy dog backup station scout archive encrypted snapshot restore key folder file'.split(
+    ' ',
+  );
+
+/** ~45% text, ~45% random binary, ~10% small files: what a home folder looks like to a backup tool. */
+function generate(): void {
+  if (existsSync(join(data, '.complete'))) return;
+  rmSync(root, { recursive: true, force: true });
+  mkdirSync(join(data, 'text'), { recursive: true });
+  mkdirSync(join(data, 'binary'), { recursive: true });
+  const total = gib * 1024 * MIB;
+  const textBlock = Buffer.from(
+    Array.from({ length: 200_000 }, (_, i) => WORDS[(i * 7 + (i >> 3)) % WORDS.length]).join(' '),
+  );
+  for (let done = 0, n = 0; done < total * 0.45; n += 1) {
+    const parts = Array.from({ length: 32 }, (_, k) => textBlock.subarray((k * 977 * (n + 1)) % 100_000));
+    const file = Buffer.concat([...parts, Buffer.from(`file ${n}\n`)]).subarray(0, 32 * MIB);
+    writeFileSync(join(data, 'text', `doc-${n}.txt`), file);
+    done += file.length;
+  }
+  for (let done = 0, n = 0; done < total * 0.45; n += 1) {
+    writeFileSync(join(data, 'binary', `blob-${n}.bin`), randomBytes(64 * MIB));
+    done += 64 * MIB;
+  }
+  const smallCount = Math.round(5000 * gib);
+  for (let i = 0; i < smallCount; i += 1) {
+    const dir = join(data, 'small', `d${i % 50}`, `e${i % 7}`);
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(join(dir, `f${i}.dat`), randomBytes(1024 + ((i * 7919) % 40_000)));
+  }
+  writeFileSync(join(data, '.complete'), '');
+}
+
+function sourceBytes(): number {
+  return Number(execFileSync('du', ['-sb', '--exclude=.complete', data]).toString().split('\t')[0]);
+}
+
+function reference(recipient: string): number {
+  const out = join(root, 'reference.tar.zst');
+  const t = performance.now();
+  execFileSync('sh', [
+    '-c',
+    'tar -cf - -C "$1" . | zstd -3 -T0 -q | age -r "$2" > "$3"',
+    'sh',
+    data,
+    recipient,
+    out,
+  ]);
+  const seconds = (performance.now() - t) / 1000;
+  rmSync(out);
+  return seconds;
+}
+
+async function ours(): Promise<{ seconds: number; rss: number; stationRss: number; recipient: string }> {
+  const station = await startServer('station', { env: { LOG_LEVEL: 'warn' } });
+  const scoutData = join(root, 'scout-data');
+  rmSync(scoutData, { recursive: true, force: true });
+  const scout = await startServer('scout', {
+    dataDir: scoutData,
+    env: { LOG_LEVEL: 'warn', SCAN_ROOT: join(root, 'scan') },
+  });
+  try {
+    const stationAdmin = await adminClient(station.url);
+    const credential = (await stationAdmin.post('/api/credentials/mint', {})).body.credential;
+    const admin = await adminClient(scout.url);
+    await admin.post('/api/settings', { station_url: station.url, scout_credential: credential });
+    await admin.post('/api/directories/save-job', { relative_path: 'dataset', config: {} });
+    const recipient = (await admin.get('/api/encryption-key')).body.age_recipient as string;
+    const t = performance.now();
+    await admin.post('/api/run-now');
+    for (;;) {
+      const status = await admin.get('/api/status');
+      if (status.body.operation === null) break;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    const seconds = (performance.now() - t) / 1000;
+    const job = (await admin.get('/api/directories')).body.directories[0];
+    if (job.state.last_status !== 'uploaded') throw new Error(`backup failed: ${job.state.last_error}`);
+    return { seconds, rss: peakRssMb(scout.pid), stationRss: peakRssMb(station.pid), recipient };
+  } finally {
+    await scout.dispose();
+    await station.dispose();
+  }
+}
+
+generate();
+const bytes = sourceBytes();
+const mib = bytes / MIB;
+const run = await ours();
+const refSeconds = reference(run.recipient);
+const rate = (s: number) => `${(mib / s).toFixed(0)} MiB/s`;
+console.log(`dataset: ${(mib / 1024).toFixed(2)} GiB at ${data}`);
+console.log('| pipeline | time | source throughput | peak RSS |');
+console.log('| --- | --- | --- | --- |');
+console.log(
+  `| tar -cf - \\| zstd -3 -T0 \\| age -r (to a file) | ${refSeconds.toFixed(1)} s | ${rate(refSeconds)} | — |`,
+);
+console.log(
+  `| backupd run-now: walk, tar, zstd, age, stage, upload to a loopback Station | ${run.seconds.toFixed(1)} s | ${rate(run.seconds)} (${(refSeconds / run.seconds).toFixed(2)}× the reference) | Scout ${run.rss} MiB, Station ${run.stationRss} MiB |`,
+);
