@@ -1,20 +1,20 @@
 import { createHash } from 'node:crypto';
 import { createWriteStream } from 'node:fs';
 import { rename, rm } from 'node:fs/promises';
-import { Transform } from 'node:stream';
+import { Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { Pack } from 'tar';
-import { logger } from '../../core/log.ts';
+import type { WalkEntry } from '../jobs/walk.ts';
 import { createAgeEncrypt } from './age.ts';
 import { createParallelZstd } from './parallel-zstd.ts';
-
-const log = logger.child({ mod: 'scout/archive' });
+import { tarEntries } from './tar-writer.ts';
 
 export interface ArchiveOptions {
   jobDir: string;
-  /** Entries relative to jobDir, '/'-separated, parents before children (from walkJob). */
-  entries: string[];
-  followSymlinks: boolean;
+  /** What to archive, parents before children (from walkJob). */
+  entries: WalkEntry[];
+  followSymlinks?: boolean;
+  /** A file changed or vanished while archived; the archive stays valid. */
+  onWarning?: (path: string, message: string) => void;
   /** The X25519 public key the archive is encrypted to. */
   recipient: Uint8Array;
   /** Where the finished archive goes; it appears there only complete. */
@@ -44,26 +44,20 @@ function measure() {
 }
 
 /**
- * One streaming pass: tar (pax: modes, mtimes and owners, as GNU tar writes them) → zstd level 3
+ * One streaming pass: tar (pax: modes, mtimes and owners; tar-writer.ts) → zstd level 3
  * on every core (parallel-zstd.ts) →
  * age to the Scout key → SHA-256 and size → a `.part` file renamed into place when complete.
  * Memory stays constant whatever the archive size.
  */
 export async function writeArchive(options: ArchiveOptions): Promise<ArchiveResult> {
-  const pack = new Pack({
-    cwd: options.jobDir,
-    portable: false,
-    noDirRecurse: true,
-    follow: options.followSymlinks,
-    strict: false,
-    // One file at a time in 1 MiB reads: node-tar buffers whatever it reads ahead, so more
-    // jobs or bigger reads cost memory in proportion to file size.
-    jobs: 1,
-    maxReadSize: 1024 * 1024,
-    onwarn: (code: string, message: string) => log.warn({ code }, `archive: ${message}`),
-  });
-  for (const entry of options.entries) pack.add(entry);
-  pack.end();
+  const tar = Readable.from(
+    tarEntries(options.jobDir, options.entries, {
+      signal: options.signal,
+      onWarning: options.onWarning,
+      followSymlinks: options.followSymlinks,
+    }),
+    { objectMode: false, highWaterMark: 4 * 1024 * 1024 },
+  );
   let tarBytes = 0;
   const counter = new Transform({
     transform(chunk: Buffer, _encoding, done) {
@@ -76,7 +70,7 @@ export async function writeArchive(options: ArchiveOptions): Promise<ArchiveResu
   const partPath = `${options.outPath}.part`;
   try {
     await pipeline(
-      pack,
+      tar,
       counter,
       createParallelZstd(3),
       createAgeEncrypt(options.recipient),

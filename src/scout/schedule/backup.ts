@@ -53,7 +53,7 @@ export function createBackup(deps: {
     ctx.progress({ phase: 'archiving', bytes_done: 0, bytes_total: total });
     const result = await writeArchive({
       jobDir: job.absolute_path,
-      entries: entries.map((e) => e.path),
+      entries,
       followSymlinks: config.follow_symlinks,
       recipient: key.publicKey,
       outPath: file,
