@@ -79,10 +79,11 @@ function reference(recipient: string): number {
 }
 
 async function ours(): Promise<{ seconds: number; rss: number; stationRss: number; recipient: string }> {
-  const station = await startServer('station', { env: { LOG_LEVEL: 'warn' } });
+  const station = await startServer('station', { entry: 'dist', env: { LOG_LEVEL: 'warn' } });
   const scoutData = join(root, 'scout-data');
   rmSync(scoutData, { recursive: true, force: true });
   const scout = await startServer('scout', {
+    entry: 'dist',
     dataDir: scoutData,
     env: { LOG_LEVEL: 'warn', SCAN_ROOT: join(root, 'scan') },
   });
@@ -97,6 +98,11 @@ async function ours(): Promise<{ seconds: number; rss: number; stationRss: numbe
     await admin.post('/api/run-now');
     for (;;) {
       const status = await admin.get('/api/status');
+      if (process.env.BENCH_TRACE)
+        console.log(
+          status.body.operation?.phase,
+          readFileSync(`/proc/${scout.pid}/status`, 'utf8').match(/VmRSS:\s+(\d+)/)?.[1],
+        );
       if (status.body.operation === null) break;
       await new Promise((r) => setTimeout(r, 100));
     }

@@ -128,7 +128,7 @@ async function overviewLatency() {
     }
   }
   let t = performance.now();
-  const station = await startServer('station', { dataDir });
+  const station = await startServer('station', { entry: 'dist', dataDir });
   const startSeconds = (performance.now() - t) / 1000;
   try {
     const admin = await adminClient(station.url);
@@ -150,7 +150,7 @@ async function overviewLatency() {
 }
 
 try {
-  const station = await startServer('station', { env: { LOG_LEVEL: 'warn' } });
+  const station = await startServer('station', { entry: 'dist', env: { LOG_LEVEL: 'warn' } });
   try {
     await singleUpload(station);
     await parallelUploads(station);

@@ -1,3 +1,6 @@
+import { createReadStream } from 'node:fs';
+import { Readable } from 'node:stream';
+
 /** A refusal or failure from the Station, with what the uploader needs to decide. */
 export class StationError extends Error {
   override name = 'StationError';
@@ -53,7 +56,7 @@ export function createStationClient(baseUrl: string, token: string) {
   async function request<T>(
     method: string,
     path: string,
-    body: string | Buffer | undefined,
+    body: string | Buffer | Readable | undefined,
     signal?: AbortSignal,
     headers: Record<string, string> = {},
   ): Promise<{ data: T; response: Response }> {
@@ -63,9 +66,10 @@ export function createStationClient(baseUrl: string, token: string) {
       response = await fetch(`${base}${path}`, {
         method,
         headers: { authorization: `Bearer ${token}`, ...headers },
-        body,
+        // A stream body (a chunk read from the staged file) needs half-duplex.
+        ...(body instanceof Readable ? { body: Readable.toWeb(body), duplex: 'half' } : { body }),
         signal: signal ? AbortSignal.any([signal, timeout]) : timeout,
-      });
+      } as RequestInit);
     } catch (error) {
       if (signal?.aborted) throw signal.reason;
       throw new StationError(
@@ -110,11 +114,18 @@ export function createStationClient(baseUrl: string, token: string) {
         })
       ).data;
     },
-    async chunk(uploadId: string, offset: number, bytes: Buffer, signal?: AbortSignal) {
+    /** Sends `length` bytes of `file` from `offset`, streamed from disk. */
+    async chunk(uploadId: string, file: string, offset: number, length: number, signal?: AbortSignal) {
       const path = `/backup/uploads/${encodeURIComponent(uploadId)}/chunk?offset=${offset}`;
+      const body = createReadStream(file, {
+        start: offset,
+        end: offset + length - 1,
+        highWaterMark: 256 * 1024,
+      });
       return (
-        await request<{ next_offset: number; status: string }>('PUT', path, bytes, signal, {
+        await request<{ next_offset: number; status: string }>('PUT', path, body, signal, {
           'content-type': 'application/octet-stream',
+          'content-length': String(length),
         })
       ).data;
     },

@@ -1,4 +1,4 @@
-import { open } from 'node:fs/promises';
+import { access } from 'node:fs/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { logger } from '../../core/log.ts';
 import { type FinalizeReply, type StationClient, StationError } from './station-client.ts';
@@ -80,63 +80,58 @@ export async function uploadStaged(options: {
   let failures = 0;
   let restarts = 0;
   let chunkSize = START_CHUNK;
-  const file = await open(staged.file, 'r');
-  try {
-    for (;;) {
-      try {
-        const started = await client.initiate(meta, signal);
-        if (started.status === 'stored') {
-          return {
-            status: 'stored',
-            stored_as: started.stored_as ?? '',
-            pruned: started.pruned,
-            duplicate: started.duplicate,
-          };
-        }
-        let offset = started.next_offset;
-        const ceiling = Math.max(MIN_CHUNK, started.recommended_chunk_size_bytes);
-        chunkSize = Math.min(chunkSize, ceiling);
-        const buffer = Buffer.alloc(ceiling);
-        while (offset < staged.size) {
-          const length = Math.min(chunkSize, staged.size - offset);
-          const { bytesRead } = await file.read(buffer, 0, length, offset);
-          const t = performance.now();
-          try {
-            offset = (await client.chunk(started.upload_id, offset, buffer.subarray(0, bytesRead), signal))
-              .next_offset;
-          } catch (error) {
-            const next = (error as StationError).detail as { status?: string; next_offset?: number } | null;
-            if (error instanceof StationError && error.status === 409 && next?.status === 'offset_mismatch') {
-              offset = next.next_offset ?? 0;
-              continue;
-            }
-            throw error;
-          }
-          // Aim for chunks of a few seconds: bigger on a fast link, smaller on a slow one.
-          const seconds = (performance.now() - t) / 1000;
-          if (seconds < 1) chunkSize = Math.min(ceiling, chunkSize * 2);
-          else if (seconds > 8) chunkSize = Math.max(MIN_CHUNK, Math.floor(chunkSize / 2));
-          failures = 0;
-          options.onProgress?.(offset, staged.size);
-        }
-        return await client.finalize(started.upload_id, signal);
-      } catch (error) {
-        if (signal?.aborted) throw signal.reason;
-        if (!(error instanceof StationError)) throw error;
-        const detail = error.detail as { status?: string } | null;
-        if (error.status === 409 && detail?.status === 'checksum_mismatch' && restarts === 0) {
-          restarts += 1;
-          log.warn({ job: target.jobName }, 'Station saw a checksum mismatch; sending the archive again');
-          continue;
-        }
-        if (!error.transient || failures + 1 >= ATTEMPTS) throw error;
-        failures += 1;
-        const wait = Math.min(30, error.retryAfterSeconds ?? 2 ** (failures - 1));
-        log.warn({ job: target.jobName, status: error.status, wait }, 'upload interrupted; retrying');
-        await sleep(wait * 1000, undefined, { signal });
+  await access(staged.file).catch(() => {
+    throw new Error(`the staged archive ${staged.file} is gone; clear-staged, then force-send`);
+  });
+  for (;;) {
+    try {
+      const started = await client.initiate(meta, signal);
+      if (started.status === 'stored') {
+        return {
+          status: 'stored',
+          stored_as: started.stored_as ?? '',
+          pruned: started.pruned,
+          duplicate: started.duplicate,
+        };
       }
+      let offset = started.next_offset;
+      const ceiling = Math.max(MIN_CHUNK, started.recommended_chunk_size_bytes);
+      chunkSize = Math.min(chunkSize, ceiling);
+      while (offset < staged.size) {
+        const length = Math.min(chunkSize, staged.size - offset);
+        const t = performance.now();
+        try {
+          offset = (await client.chunk(started.upload_id, staged.file, offset, length, signal)).next_offset;
+        } catch (error) {
+          const next = (error as StationError).detail as { status?: string; next_offset?: number } | null;
+          if (error instanceof StationError && error.status === 409 && next?.status === 'offset_mismatch') {
+            offset = next.next_offset ?? 0;
+            continue;
+          }
+          throw error;
+        }
+        // Aim for chunks of a few seconds: bigger on a fast link, smaller on a slow one.
+        const seconds = (performance.now() - t) / 1000;
+        if (seconds < 1) chunkSize = Math.min(ceiling, chunkSize * 2);
+        else if (seconds > 8) chunkSize = Math.max(MIN_CHUNK, Math.floor(chunkSize / 2));
+        failures = 0;
+        options.onProgress?.(offset, staged.size);
+      }
+      return await client.finalize(started.upload_id, signal);
+    } catch (error) {
+      if (signal?.aborted) throw signal.reason;
+      if (!(error instanceof StationError)) throw error;
+      const detail = error.detail as { status?: string } | null;
+      if (error.status === 409 && detail?.status === 'checksum_mismatch' && restarts === 0) {
+        restarts += 1;
+        log.warn({ job: target.jobName }, 'Station saw a checksum mismatch; sending the archive again');
+        continue;
+      }
+      if (!error.transient || failures + 1 >= ATTEMPTS) throw error;
+      failures += 1;
+      const wait = Math.min(30, error.retryAfterSeconds ?? 2 ** (failures - 1));
+      log.warn({ job: target.jobName, status: error.status, wait }, 'upload interrupted; retrying');
+      await sleep(wait * 1000, undefined, { signal });
     }
-  } finally {
-    await file.close();
   }
 }
