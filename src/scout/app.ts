@@ -3,6 +3,7 @@ import { createCore } from '../core/core.ts';
 import { createCoreApp } from '../core/http/core-app.ts';
 import { uploadPauseRoutes } from '../core/http/routes/upload-pause.ts';
 import type { RunningRole } from '../core/server.ts';
+import { trustSystemCertificates } from '../core/tls/system-ca.ts';
 import { openScoutStorage } from './db/open.ts';
 import { directoryRoutes } from './routes/directories.ts';
 import { encryptionKeyRoutes } from './routes/encryption-key.ts';
@@ -11,6 +12,7 @@ import { createJobAdmin } from './services/job-admin.ts';
 import { createScoutServices } from './services.ts';
 
 export async function startScout(config: ScoutConfig): Promise<RunningRole> {
+  trustSystemCertificates();
   const storage = await openScoutStorage(config.dataDir);
   try {
     const core = createCore('scout', storage);
