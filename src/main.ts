@@ -36,4 +36,25 @@ scout.addCommand(
   ),
 );
 
+scout
+  .command('restore')
+  .description("restore one job's snapshot into a folder, without a running Scout (disaster recovery)")
+  .requiredOption('--job <name>', 'the job name')
+  .requiredOption('--dest <dir>', 'the folder to restore into (created if missing)')
+  .option('--station-url <url>', 'the Station (default: the Scout settings in --data-dir, or STATION_URL)')
+  .option(
+    '--token <token>',
+    'a Station token bound to the instance (default: from --data-dir, or SCOUT_CREDENTIAL)',
+  )
+  .option('--scout-id <id>', 'the Scout ID the snapshot belongs to (default: from --data-dir, or SCOUT_ID)')
+  .option('--instance-id <id>', 'the Scout instance ID (default: from --data-dir)')
+  .option('--fingerprint <hex>', 'the newest snapshot with this job fingerprint (8 or 64 hex)')
+  .option('--file <filename>', 'exactly this snapshot file')
+  .option('--key <key_base64>', 'the Scout key (key_base64 or AGE-SECRET-KEY-1…)')
+  .option('--key-file <path>', 'a file holding the Scout key')
+  .option('--data-dir <dir>', "an existing Scout's data dir: its key, keyring and settings")
+  .option('--archive <path>', 'decrypt a local archive instead of downloading')
+  .option('--dry-run', 'list what would be added or replaced, write nothing')
+  .action((flags) => runOrExit(async () => (await import('./cli/scout-restore.ts')).scoutRestore(flags)));
+
 await program.parseAsync(process.argv);

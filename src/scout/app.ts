@@ -7,6 +7,8 @@ import { trustSystemCertificates } from '../core/tls/system-ca.ts';
 import { openScoutStorage } from './db/open.ts';
 import { directoryRoutes } from './routes/directories.ts';
 import { encryptionKeyRoutes } from './routes/encryption-key.ts';
+import { recoveryRoutes } from './routes/recovery.ts';
+import { restoreRequestRoutes } from './routes/restore-requests.ts';
 import { statusRoutes } from './routes/status.ts';
 import { createJobAdmin } from './services/job-admin.ts';
 import { createScoutServices } from './services.ts';
@@ -26,6 +28,8 @@ export async function startScout(config: ScoutConfig): Promise<RunningRole> {
       directoryRoutes(scout, createJobAdmin({ catalog: scout.catalog, states: scout.states })),
     );
     app.route('/api/encryption-key', encryptionKeyRoutes(scout));
+    app.route('/api/recovery', recoveryRoutes(scout.restores));
+    app.route('/', restoreRequestRoutes(scout.decisions));
     await scout.states.markInterrupted();
     void scout.catalog.refresh();
     scout.scheduler.apply((await scout.settings.read()).cron_schedule);

@@ -3,6 +3,8 @@ import type { Core } from '../core/core.ts';
 import { createUploadAcceptance } from '../core/settings/upload-acceptance.ts';
 import type { ScoutStorage } from './db/open.ts';
 import { createKeyStore } from './keys/key-store.ts';
+import { createRequestDecisions } from './restore/request-decisions.ts';
+import { createRestores } from './restore/restore-service.ts';
 import { createBackup } from './schedule/backup.ts';
 import { createRunner } from './schedule/runner.ts';
 import { createScheduler } from './schedule/scheduler.ts';
@@ -46,6 +48,8 @@ export function createScoutServices(config: ScoutConfig, core: Core, storage: Sc
     runner,
     backup,
     scheduler: createScheduler({ runner, backup }),
+    restores: createRestores({ settings, keys, instanceId, catalog, runner }),
+    decisions: createRequestDecisions({ settings, keys, instanceId, runner, scanRoot: config.scanRoot }),
   };
 }
 

@@ -3,6 +3,7 @@ import type { Core } from '../core/core.ts';
 import { createUploadAcceptance } from '../core/settings/upload-acceptance.ts';
 import type { StationStorage } from './db/open.ts';
 import { createRecovery } from './services/recovery.ts';
+import { createRestoreRequests } from './services/restore-requests.ts';
 import { loadSigningKey } from './services/signing-key.ts';
 import { createSnapshotIndex } from './services/snapshot-index.ts';
 import { createSnapshots } from './services/snapshots.ts';
@@ -31,6 +32,7 @@ export function createStationServices(config: StationConfig, core: Core, storage
     store,
     snapshots: createSnapshots({ index, store }),
     recovery: createRecovery({ tokens, index, store }),
+    restoreRequests: createRestoreRequests({ db, index, tokens }),
     verifier: createVerifier({ index, store, settings: core.settings }),
     uploadSessions: createUploads({
       db,

@@ -102,9 +102,22 @@ export function createJobAdmin(deps: { catalog: JobCatalog; states: JobStates })
     /** Creates or rewrites the folder's marker; the answer carries `config_error` when the job is not valid. */
     async save(relativePath: string, config: Partial<JobConfig>) {
       const absolute = await folder(relativePath);
+      const others = (await catalog.refresh()).filter((j) => j.relative_path !== relativePath);
+      const inside = (parent: string, child: string) => parent === '.' || child.startsWith(`${parent}/`);
+      const outer = others.find((j) => inside(j.relative_path, relativePath));
+      if (outer)
+        throw conflict(
+          `${relativePath} is inside the job at ${outer.relative_path}; nested jobs are not supported`,
+        );
+      const inner = others.find((j) => inside(relativePath, j.relative_path));
+      if (inner) {
+        throw conflict(
+          `${relativePath} contains the job at ${inner.relative_path}; remove that job first or pick another folder`,
+        );
+      }
       await writeFile(join(absolute, MARKER), serializeMarker(config));
       const job = await catalog.byPath(relativePath);
-      if (!job) throw notFound(`${relativePath} is inside another job; nested jobs are not backed up`);
+      if (!job) throw notFound(`${relativePath} vanished while saving the job`);
       return { directory: await directoryView(job) };
     },
 

@@ -129,6 +129,21 @@ export function createStationClient(baseUrl: string, token: string) {
         })
       ).data;
     },
+    /** Streams a snapshot from a recovery route; `filename` is the Station's name for it. */
+    async download(
+      path: string,
+      signal?: AbortSignal,
+    ): Promise<{ filename: string; size: number; body: Readable }> {
+      const { response } = await request<undefined>('GET', path, undefined, signal);
+      if (!response.body)
+        throw new StationError(502, 'empty download', null, 'the Station sent no snapshot bytes');
+      return {
+        filename: response.headers.get('x-relay-snapshot-filename') ?? '',
+        size: Number(response.headers.get('content-length') ?? 0),
+        body: Readable.fromWeb(response.body as import('node:stream/web').ReadableStream),
+      };
+    },
+
     async finalize(uploadId: string, signal?: AbortSignal): Promise<FinalizeReply> {
       return (
         await request<FinalizeReply>(

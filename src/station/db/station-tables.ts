@@ -86,3 +86,21 @@ export const snapshots = pgTable(
     index('snapshots_sha_idx').on(t.scoutId, t.scoutInstanceId, t.jobName, t.sha256).where(sql`NOT missing`),
   ],
 );
+
+/** Restore requests: an admin asks a Scout instance to restore a stored snapshot. */
+export const restoreRequests = pgTable(
+  'restore_requests',
+  {
+    id: text('id').primaryKey(),
+    sourceScoutId: text('source_scout_id').notNull(),
+    sourceInstanceId: text('source_instance_id').notNull(),
+    targetScoutId: text('target_scout_id').notNull(),
+    targetInstanceId: text('target_instance_id').notNull(),
+    jobName: text('job_name').notNull(),
+    filename: text('filename').notNull(),
+    status: text('status').notNull(),
+    createdAt: bigint('created_at', { mode: 'number' }).notNull(),
+    updatedAt: bigint('updated_at', { mode: 'number' }).notNull(),
+  },
+  (t) => [index('restore_requests_target_idx').on(t.targetScoutId, t.targetInstanceId, t.createdAt)],
+);

@@ -1,9 +1,17 @@
 import { Hono } from 'hono';
+import { z } from 'zod';
 import { badRequest } from '../../core/errors.ts';
 import type { AppEnv } from '../../core/http/app-env.ts';
+import { readJson } from '../../core/http/json-body.ts';
 import type { StationServices } from '../services.ts';
 import { sendSnapshot } from './send-snapshot.ts';
 import { stationToken } from './station-token-auth.ts';
+
+const StatusBody = z.object({
+  status: z.enum(['accepted', 'rejected', 'completed'], {
+    error: 'status must be accepted, rejected or completed',
+  }),
+});
 
 /** Downloads for Scouts: only from an instance their Station token is bound to. */
 export function recoveryRoutes(station: StationServices) {
@@ -12,6 +20,27 @@ export function recoveryRoutes(station: StationServices) {
     scoutId: p.scoutId ?? '',
     instanceId: p.instanceId ?? '',
     jobName: p.jobName ?? '',
+  });
+
+  // Restore requests of the receiving instance (registered first: `requests` is not a job here).
+  app.get('/:scoutId/:instanceId/requests', async (c) => {
+    const token = await stationToken(c, station.tokens);
+    const { scoutId, instanceId } = c.req.param();
+    return c.json(await station.restoreRequests.list(token, scoutId, instanceId));
+  });
+
+  app.post('/:scoutId/:instanceId/requests/:requestId', async (c) => {
+    const token = await stationToken(c, station.tokens);
+    const { scoutId, instanceId, requestId } = c.req.param();
+    const body = await readJson(c, StatusBody);
+    return c.json(await station.restoreRequests.update(token, scoutId, instanceId, requestId, body.status));
+  });
+
+  app.get('/:scoutId/:instanceId/requests/:requestId/archive', async (c) => {
+    const token = await stationToken(c, station.tokens);
+    const { scoutId, instanceId, requestId } = c.req.param();
+    const key = await station.restoreRequests.archive(token, scoutId, instanceId, requestId);
+    return sendSnapshot(c, station.store, await station.snapshots.locate(key));
   });
 
   app.get('/:scoutId/:instanceId/:jobName/latest', async (c) => {

@@ -1,10 +1,17 @@
 import { type Context, Hono } from 'hono';
+import { z } from 'zod';
 import { badRequest } from '../../core/errors.ts';
 import { adminOnly, signedIn } from '../../core/http/access.ts';
 import type { AppEnv } from '../../core/http/app-env.ts';
+import { readJson } from '../../core/http/json-body.ts';
 import type { StationServices } from '../services.ts';
 import type { SnapshotKey } from '../storage/snapshot-store.ts';
 import { sendSnapshot } from './send-snapshot.ts';
+
+const RestoreTarget = z.strictObject({
+  target_scout_id: z.string().optional(),
+  target_instance_id: z.string().optional(),
+});
 
 /** Operator access to stored snapshots: download (restore scope) and delete (admin). */
 export function snapshotRoutes(station: StationServices) {
@@ -28,6 +35,24 @@ export function snapshotRoutes(station: StationServices) {
   // The legacy layout, from before instance IDs: BACKUP_ROOT/<scout>/<job>/<file>.
   app.get('/snapshots/:scoutId/:jobName/:filename', signedIn('restore'), download);
   app.delete('/snapshots/:scoutId/:jobName/:filename', adminOnly('manage'), remove);
+
+  app.post('/snapshots/:scoutId/:instanceId/:jobName/:filename/restore', adminOnly('restore'), async (c) => {
+    const body = await readJson(c, RestoreTarget);
+    const hasScout = body.target_scout_id !== undefined;
+    if (hasScout !== (body.target_instance_id !== undefined)) {
+      throw badRequest(
+        'give both target_scout_id and target_instance_id, or neither to restore on the original instance',
+      );
+    }
+    const key = keyOf(c.req.param() as Record<string, string>);
+    const target = hasScout
+      ? { scoutId: body.target_scout_id ?? '', instanceId: body.target_instance_id ?? '' }
+      : null;
+    return c.json(
+      await station.restoreRequests.create({ ...key, instanceId: key.instanceId ?? '' }, target),
+      201,
+    );
+  });
 
   app.delete('/instances/:scoutId/:instanceId', adminOnly('manage'), async (c) => {
     const cleanup = c.req.query('cleanup_missing');

@@ -1,0 +1,27 @@
+/** A progress line on a terminal (redrawn in place), plain lines every 10% otherwise. */
+export function createProgress(label: string, stream: NodeJS.WriteStream = process.stderr) {
+  let lastPercent = -1;
+  let lastDraw = 0;
+  const mib = (n: number) => `${(n / 1024 / 1024).toFixed(1)} MiB`;
+  return {
+    update(done: number, total: number) {
+      const percent = total > 0 ? Math.min(100, Math.floor((done / total) * 100)) : 0;
+      if (stream.isTTY) {
+        const now = Date.now();
+        if (now - lastDraw < 100 && percent !== 100) return;
+        lastDraw = now;
+        const width = 30;
+        const filled = Math.round((percent / 100) * width);
+        stream.write(
+          `\r${label} [${'#'.repeat(filled)}${'.'.repeat(width - filled)}] ${percent}% ${mib(done)}${total ? ` / ${mib(total)}` : ''}`,
+        );
+      } else if (total > 0 && percent >= lastPercent + 10) {
+        lastPercent = percent - (percent % 10);
+        stream.write(`${label}: ${lastPercent}% (${mib(done)} of ${mib(total)})\n`);
+      }
+    },
+    done() {
+      if (stream.isTTY) stream.write('\n');
+    },
+  };
+}

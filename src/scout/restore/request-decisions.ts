@@ -1,0 +1,153 @@
+import { join } from 'node:path';
+import { AppError, badRequest, conflict, notFound } from '../../core/errors.ts';
+import { logger } from '../../core/log.ts';
+import { isNamespaceComponent, NAMESPACE_RULE } from '../../shared/namespace.ts';
+import { parseScoutKey, type ScoutKey } from '../archive/x25519.ts';
+import type { KeyStore } from '../keys/key-store.ts';
+import type { Runner } from '../schedule/runner.ts';
+import type { ScoutSettingsService } from '../services/scout-settings.ts';
+import { createStationClient, type StationClient, StationError } from '../upload/station-client.ts';
+import { describeStationError } from '../upload/uploader.ts';
+import { restoreFailure } from './restore-service.ts';
+import { restoreArchive } from './restorer.ts';
+
+const log = logger.child({ mod: 'scout/restore-requests' });
+
+export interface RestoreRequest {
+  id: string;
+  job_name: string;
+  filename: string;
+  status: string;
+  source_scout_id: string;
+  source_instance_id: string;
+}
+
+/** The Scout's side of Station restore requests: read them, accept (restore) or reject them. */
+export function createRequestDecisions(deps: {
+  settings: ScoutSettingsService;
+  keys: KeyStore;
+  instanceId: string;
+  runner: Runner;
+  scanRoot: string;
+}) {
+  async function station(): Promise<{ client: StationClient; base: string }> {
+    const settings = await deps.settings.read();
+    if (!settings.station_url || !settings.scout_credential) {
+      throw badRequest('no Station configured: set station_url and scout_credential first');
+    }
+    return {
+      client: createStationClient(settings.station_url, settings.scout_credential),
+      base: `/backup/recovery/${encodeURIComponent(settings.scout_id)}/${encodeURIComponent(deps.instanceId)}/requests`,
+    };
+  }
+
+  async function call<T>(work: () => Promise<T>): Promise<T> {
+    try {
+      return await work();
+    } catch (error) {
+      if (error instanceof StationError) {
+        if (error.status === 404) throw notFound(String(error.message));
+        if (error.status === 409) throw conflict(String(error.message));
+        throw new AppError(502, describeStationError(error));
+      }
+      throw error;
+    }
+  }
+
+  async function list(): Promise<RestoreRequest[]> {
+    const { client, base } = await station();
+    return call(
+      async () =>
+        (await client.request<{ requests: RestoreRequest[] }>('GET', base, undefined)).data.requests,
+    );
+  }
+
+  async function report(id: string, status: 'accepted' | 'rejected' | 'completed') {
+    const { client, base } = await station();
+    return call(() =>
+      client.request('POST', `${base}/${encodeURIComponent(id)}`, JSON.stringify({ status }), undefined, {
+        'content-type': 'application/json',
+      }),
+    );
+  }
+
+  return {
+    list,
+
+    /** A hint from the Station: only re-reads the list; never restores anything. */
+    async hint(id: string): Promise<{ status: 'ok'; known: boolean }> {
+      try {
+        const requests = await list();
+        return { status: 'ok', known: requests.some((r) => r.id === id) };
+      } catch (error) {
+        log.warn({ err: error }, 'could not re-read restore requests after a hint');
+        return { status: 'ok', known: false };
+      }
+    },
+
+    async decide(input: {
+      id: string;
+      decision: 'accept' | 'reject';
+      relative_path?: string;
+      encryption_key?: string;
+    }) {
+      const request = (await list()).find((r) => r.id === input.id);
+      if (!request) throw notFound(`no restore request ${input.id} for this Scout`);
+      if (request.status === 'expired')
+        throw conflict('the restore request expired; ask the Station admin for a new one');
+      if (input.decision === 'reject') {
+        await report(request.id, 'rejected');
+        return { status: 'rejected', id: request.id };
+      }
+      const folder = input.relative_path ?? request.job_name;
+      if (!isNamespaceComponent(folder)) {
+        throw badRequest(
+          `relative_path must be a single folder name directly under the scan root (${NAMESPACE_RULE})`,
+        );
+      }
+      let keys: ScoutKey[];
+      try {
+        keys = input.encryption_key ? [parseScoutKey(input.encryption_key)] : deps.keys.all();
+      } catch (error) {
+        throw badRequest(`encryption_key is not a Scout key: ${(error as Error).message}`);
+      }
+      const outcome = await deps.runner.run('restore', request.job_name, async (ctx) => {
+        await report(request.id, 'accepted');
+        try {
+          const { client, base } = await station();
+          ctx.progress({ phase: 'downloading' });
+          const download = await client.download(
+            `${base}/${encodeURIComponent(request.id)}/archive`,
+            ctx.signal,
+          );
+          ctx.progress({ phase: 'restoring', bytes_total: download.size });
+          const plan = await restoreArchive({
+            source: download.body,
+            keys,
+            dest: join(deps.scanRoot, folder),
+            signal: ctx.signal,
+            onProgress: (bytes) => ctx.progress({ bytes_done: bytes }),
+          });
+          await report(request.id, 'completed');
+          return { snapshot: download.filename, plan };
+        } catch (error) {
+          await report(request.id, 'rejected').catch(() => {});
+          throw restoreFailure(error);
+        }
+      });
+      if (outcome.status === 'already_running') return { status: 'already_running' };
+      const { snapshot, plan } = outcome.result;
+      return {
+        status: 'restored',
+        id: request.id,
+        snapshot,
+        relative_path: folder,
+        added: plan.add.length,
+        replaced: plan.replace.length,
+        bytes: plan.bytes,
+      };
+    },
+  };
+}
+
+export type RequestDecisions = ReturnType<typeof createRequestDecisions>;

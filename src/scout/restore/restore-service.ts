@@ -1,0 +1,107 @@
+import { AppError, badRequest, conflict, notFound } from '../../core/errors.ts';
+import { AgeError } from '../archive/age.ts';
+import type { ScoutKey } from '../archive/x25519.ts';
+import type { KeyStore } from '../keys/key-store.ts';
+import type { OperationContext, Runner } from '../schedule/runner.ts';
+import type { JobCatalog } from '../services/job-catalog.ts';
+import type { ScoutSettingsService } from '../services/scout-settings.ts';
+import { createStationClient, StationError } from '../upload/station-client.ts';
+import { describeStationError } from '../upload/uploader.ts';
+import { restoreArchive, UnsafeEntryError } from './restorer.ts';
+import { TarError } from './tar-reader.ts';
+
+const FINGERPRINT = /^(?:[0-9a-f]{8}|[0-9a-f]{64})$/;
+
+/** Turns what can go wrong in a restore into an answer that says what to do. */
+export function restoreFailure(error: unknown): unknown {
+  if (error instanceof StationError) {
+    if (error.status === 404) return notFound(`the Station has no such snapshot (${String(error.message)})`);
+    return new AppError(502, describeStationError(error));
+  }
+  if (error instanceof AgeError) {
+    return conflict(`cannot decrypt the snapshot: ${error.message}; it needs the Scout key it was made with`);
+  }
+  if (error instanceof UnsafeEntryError) return conflict(`restore refused: ${error.message}`);
+  if (error instanceof TarError) return conflict(`the snapshot is damaged: ${error.message}`);
+  return error;
+}
+
+/** Preview and restore of a job's snapshot from the Station, one operation at a time. */
+export function createRestores(deps: {
+  settings: ScoutSettingsService;
+  keys: KeyStore;
+  instanceId: string;
+  catalog: JobCatalog;
+  runner: Runner;
+}) {
+  async function download(jobName: string, fingerprint: string, ctx: OperationContext) {
+    const settings = await deps.settings.read();
+    if (!settings.station_url || !settings.scout_credential) {
+      throw badRequest('no Station configured: set station_url and scout_credential first');
+    }
+    const client = createStationClient(settings.station_url, settings.scout_credential);
+    const base = `/backup/recovery/${encodeURIComponent(settings.scout_id)}/${encodeURIComponent(deps.instanceId)}/${encodeURIComponent(jobName)}`;
+    const path = fingerprint ? `${base}/by-fingerprint?fp=${fingerprint}` : `${base}/latest`;
+    ctx.progress({ phase: 'downloading' });
+    return client.download(path, ctx.signal);
+  }
+
+  async function run(relativePath: string, fingerprint: string | undefined, dryRun: boolean) {
+    const fp = fingerprint ?? '';
+    if (fp !== '' && !FINGERPRINT.test(fp))
+      throw badRequest('fingerprint must be empty, or 8 or 64 lowercase hex characters');
+    const job = await deps.catalog.byPath(relativePath);
+    if (!job) throw notFound(`no backup job at ${relativePath}`);
+    if (!job.config) throw badRequest(`the job's marker is not valid: ${job.config_error}`);
+    const jobName = job.config.job_name;
+    const keys: ScoutKey[] = deps.keys.all();
+    const outcome = await deps.runner.run('restore', jobName, async (ctx) => {
+      try {
+        const snapshot = await download(jobName, fp, ctx);
+        ctx.progress({ phase: dryRun ? 'previewing' : 'restoring', bytes_total: snapshot.size });
+        const plan = await restoreArchive({
+          source: snapshot.body,
+          keys,
+          dest: job.absolute_path,
+          dryRun,
+          signal: ctx.signal,
+          onProgress: (bytes) => ctx.progress({ bytes_done: bytes }),
+        });
+        return { snapshot: snapshot.filename, plan };
+      } catch (error) {
+        throw restoreFailure(error);
+      }
+    });
+    return outcome;
+  }
+
+  return {
+    async preview(relativePath: string, fingerprint?: string) {
+      const outcome = await run(relativePath, fingerprint, true);
+      if (outcome.status === 'already_running') return { status: 'already_running' };
+      const { snapshot, plan } = outcome.result;
+      return {
+        snapshot,
+        add: plan.add,
+        replace: plan.replace,
+        add_count: plan.add.length,
+        replace_count: plan.replace.length,
+        bytes: plan.bytes,
+      };
+    },
+    async restore(relativePath: string, fingerprint?: string) {
+      const outcome = await run(relativePath, fingerprint, false);
+      if (outcome.status === 'already_running') return { status: 'already_running' };
+      const { snapshot, plan } = outcome.result;
+      return {
+        status: 'restored',
+        snapshot,
+        added: plan.add.length,
+        replaced: plan.replace.length,
+        bytes: plan.bytes,
+      };
+    },
+  };
+}
+
+export type Restores = ReturnType<typeof createRestores>;

@@ -1,0 +1,171 @@
+import { randomBytes } from 'node:crypto';
+import { createWriteStream } from 'node:fs';
+import { chmod, link, lstat, mkdir, rename, rm, symlink, utimes } from 'node:fs/promises';
+import { dirname, join, posix } from 'node:path';
+import { PassThrough, type Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { createZstdDecompress } from 'node:zlib';
+import { createAgeDecrypt } from '../archive/age.ts';
+import type { ScoutKey } from '../archive/x25519.ts';
+import { readTar, type TarEntry } from './tar-reader.ts';
+
+/** An archive entry that would write outside the job folder, or that restore refuses. */
+export class UnsafeEntryError extends Error {
+  override name = 'UnsafeEntryError';
+}
+
+export interface RestorePlan {
+  add: string[];
+  replace: string[];
+  bytes: number;
+}
+
+export interface RestoreOptions {
+  /** The encrypted snapshot (age → zstd → tar). */
+  source: Readable;
+  keys: ScoutKey[];
+  /** The job folder restored into; nothing is written outside it. */
+  dest: string;
+  /** List what would be added and replaced, write nothing. */
+  dryRun?: boolean;
+  signal?: AbortSignal;
+  onProgress?: (bytesRestored: number) => void;
+}
+
+/** The entry's path made safe: relative, normalised, no `..`, no NUL. */
+export function safeRelative(path: string): string {
+  if (path.includes('\0')) throw new UnsafeEntryError(`unsafe entry "${path}": NUL in path`);
+  const trimmed = path.replace(/\/+$/, '');
+  if (trimmed.startsWith('/') || /^[A-Za-z]:/.test(trimmed)) {
+    throw new UnsafeEntryError(`unsafe entry "${path}": absolute path`);
+  }
+  const parts = trimmed.split('/').filter((p) => p !== '' && p !== '.');
+  if (parts.includes('..')) throw new UnsafeEntryError(`unsafe entry "${path}": ".." in path`);
+  return parts.join('/');
+}
+
+async function kindAt(path: string): Promise<'missing' | 'dir' | 'file' | 'symlink' | 'other'> {
+  try {
+    const s = await lstat(path);
+    if (s.isSymbolicLink()) return 'symlink';
+    if (s.isDirectory()) return 'dir';
+    if (s.isFile()) return 'file';
+    return 'other';
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return 'missing';
+    throw error;
+  }
+}
+
+/** Refuses a path whose parent folders (inside dest) are symlinks: writing through one could land outside. */
+async function checkParents(dest: string, rel: string): Promise<void> {
+  const parts = rel.split('/').slice(0, -1);
+  let at = dest;
+  for (const part of parts) {
+    at = join(at, part);
+    const kind = await kindAt(at);
+    if (kind === 'symlink')
+      throw new UnsafeEntryError(`unsafe entry "${rel}": passes through the symlink ${part}`);
+    if (kind === 'file' || kind === 'other')
+      throw new UnsafeEntryError(`cannot restore "${rel}": ${part} is not a folder`);
+  }
+}
+
+const tempName = (path: string) =>
+  join(dirname(path), `.${posix.basename(path)}.backupd-${randomBytes(4).toString('hex')}`);
+
+/**
+ * Restores a snapshot into `dest`: files with matching paths are replaced, files absent from
+ * the snapshot stay. Each file is written to a temporary name and renamed into place, so an
+ * interrupted restore leaves every file either old or new. Absolute paths, `..`, devices and
+ * paths through symlinks are refused before anything is written for them.
+ */
+export async function restoreArchive(options: RestoreOptions): Promise<RestorePlan> {
+  const { dest } = options;
+  const plan: RestorePlan = { add: [], replace: [], bytes: 0 };
+  const folders: { path: string; mode: number; mtimeMs: number }[] = [];
+  if (!options.dryRun) await mkdir(dest, { recursive: true });
+  const tarStream = new PassThrough({ highWaterMark: 1024 * 1024 });
+  // Errors of the decrypting stages reach the tar reader through tarStream.
+  const plumbing = pipeline(
+    options.source,
+    createAgeDecrypt(options.keys),
+    createZstdDecompress({ chunkSize: 1024 * 1024 }),
+    tarStream,
+  ).catch((error: unknown) => {
+    tarStream.destroy(error as Error);
+    return error;
+  });
+  try {
+    await extract(tarStream);
+  } catch (error) {
+    options.source.destroy();
+    await plumbing;
+    throw error;
+  }
+  const failure = await plumbing;
+  if (failure) throw failure;
+  // Folder times last: restoring their contents changed them.
+  for (const folder of folders.reverse()) {
+    await chmod(folder.path, folder.mode & 0o7777).catch(() => {});
+    await utimes(folder.path, folder.mtimeMs / 1000, folder.mtimeMs / 1000).catch(() => {});
+  }
+  return plan;
+
+  async function extract(input: Readable): Promise<void> {
+    await readTar(input, async (entry: TarEntry, data) => {
+      options.signal?.throwIfAborted();
+      const rel = safeRelative(entry.path);
+      if (rel === '') return;
+      const target = join(dest, rel);
+      if (!['0', '1', '2', '5'].includes(entry.type)) {
+        throw new UnsafeEntryError(
+          `unsafe entry "${entry.path}": devices, FIFOs and other special files are refused`,
+        );
+      }
+      await checkParents(dest, rel);
+      const existing = await kindAt(target);
+      if (entry.type === '5') {
+        if (existing === 'symlink' || existing === 'file') {
+          throw new UnsafeEntryError(`cannot restore folder "${rel}": a ${existing} is in the way`);
+        }
+        if (!options.dryRun) {
+          await mkdir(target, { recursive: true });
+          folders.push({ path: target, mode: entry.mode, mtimeMs: entry.mtimeMs });
+        }
+        return;
+      }
+      if (existing === 'dir') throw new UnsafeEntryError(`cannot restore "${rel}": a folder is in the way`);
+      if (entry.type === '0' || entry.type === '1') {
+        (existing === 'missing' ? plan.add : plan.replace).push(rel);
+        plan.bytes += entry.type === '0' ? entry.size : 0;
+      }
+      if (options.dryRun) return;
+      await mkdir(dirname(target), { recursive: true });
+      const temp = tempName(target);
+      try {
+        if (entry.type === '0') {
+          await pipeline(data, createWriteStream(temp, { mode: 0o600 }));
+          await chmod(temp, entry.mode & 0o7777);
+          await utimes(temp, entry.mtimeMs / 1000, entry.mtimeMs / 1000);
+          options.onProgress?.(plan.bytes);
+        } else if (entry.type === '2') {
+          await symlink(entry.linkname, temp);
+        } else {
+          const source = join(dest, safeRelative(entry.linkname));
+          await checkParents(dest, safeRelative(entry.linkname));
+          if ((await kindAt(source)) !== 'file') {
+            throw new UnsafeEntryError(
+              `unsafe entry "${rel}": hard link to "${entry.linkname}", which is not a restored file`,
+            );
+          }
+          await link(source, temp);
+        }
+        await rename(temp, target);
+      } catch (error) {
+        await rm(temp, { force: true });
+        throw error;
+      }
+    });
+  }
+}

@@ -1,0 +1,150 @@
+import type { Readable } from 'node:stream';
+
+const BLOCK = 512;
+
+export interface TarEntry {
+  path: string;
+  /** '0' file, '1' hard link, '2' symlink, '5' folder; anything else is reported as is. */
+  type: string;
+  mode: number;
+  mtimeMs: number;
+  size: number;
+  linkname: string;
+}
+
+export class TarError extends Error {
+  override name = 'TarError';
+}
+
+function text(block: Buffer, offset: number, length: number): string {
+  const field = block.subarray(offset, offset + length);
+  const end = field.indexOf(0);
+  return field.subarray(0, end < 0 ? length : end).toString('utf8');
+}
+
+function number(block: Buffer, offset: number, length: number): number {
+  const field = block.subarray(offset, offset + length);
+  if ((field[0] ?? 0) & 0x80) {
+    // GNU base-256 for big values.
+    let value = 0;
+    for (let i = 1; i < length; i += 1) value = value * 256 + (field[i] ?? 0);
+    return value;
+  }
+  const digits = text(block, offset, length).trim();
+  return digits === '' ? 0 : Number.parseInt(digits, 8);
+}
+
+function parsePax(data: Buffer): Record<string, string> {
+  const records: Record<string, string> = {};
+  let at = 0;
+  while (at < data.length) {
+    const space = data.indexOf(0x20, at);
+    if (space < 0) break;
+    const length = Number(data.subarray(at, space).toString('ascii'));
+    if (!Number.isInteger(length) || length <= 0) throw new TarError('malformed pax header');
+    const record = data.subarray(space + 1, at + length - 1).toString('utf8');
+    const eq = record.indexOf('=');
+    if (eq > 0) records[record.slice(0, eq)] = record.slice(eq + 1);
+    at += length;
+  }
+  return records;
+}
+
+function checksumOk(block: Buffer): boolean {
+  let sum = 0;
+  for (let i = 0; i < BLOCK; i += 1) sum += i >= 148 && i < 156 ? 0x20 : (block[i] ?? 0);
+  return sum === number(block, 148, 8);
+}
+
+/**
+ * Reads a tar stream (POSIX pax, ustar and GNU long names) and calls `onEntry` for each
+ * entry with an iterator over its data, which must be consumed (or skipped) before the next.
+ * Memory stays bounded by the input chunks.
+ */
+export async function readTar(
+  input: Readable,
+  onEntry: (entry: TarEntry, data: AsyncGenerator<Buffer>) => Promise<void>,
+): Promise<void> {
+  const iterator = input[Symbol.asyncIterator]() as AsyncIterator<Buffer>;
+  let buffered: Buffer = Buffer.alloc(0);
+  let ended = false;
+
+  async function fill(n: number): Promise<boolean> {
+    while (buffered.length < n && !ended) {
+      const next = await iterator.next();
+      if (next.done) ended = true;
+      else buffered = buffered.length === 0 ? next.value : Buffer.concat([buffered, next.value]);
+    }
+    return buffered.length >= n;
+  }
+
+  async function take(n: number): Promise<Buffer> {
+    if (!(await fill(n))) throw new TarError('truncated tar archive');
+    const out = buffered.subarray(0, n);
+    buffered = buffered.subarray(n);
+    return out;
+  }
+
+  /** Bytes of the current entry's data not yet read. */
+  let left = 0;
+
+  async function* body(): AsyncGenerator<Buffer> {
+    while (left > 0) {
+      if (buffered.length === 0 && !(await fill(1))) throw new TarError('truncated tar archive');
+      const piece = buffered.subarray(0, Math.min(left, buffered.length));
+      buffered = buffered.subarray(piece.length);
+      left -= piece.length;
+      yield piece;
+    }
+  }
+
+  let pax: Record<string, string> = {};
+  let longName: string | null = null;
+  let longLink: string | null = null;
+  for (;;) {
+    if (!(await fill(BLOCK))) {
+      if (buffered.length === 0) return;
+      throw new TarError('truncated tar archive');
+    }
+    const block = await take(BLOCK);
+    if (block.every((b) => b === 0)) return;
+    if (!checksumOk(block)) throw new TarError('damaged tar header (checksum mismatch)');
+    const type = String.fromCharCode(block[156] || 0x30);
+    const size = number(block, 124, 12);
+    const padded = Math.ceil(size / BLOCK) * BLOCK;
+    if (type === 'x' || type === 'g' || type === 'L' || type === 'K') {
+      const data = await take(padded);
+      const content = data.subarray(0, size);
+      if (type === 'x') pax = { ...pax, ...parsePax(content) };
+      if (type === 'L') longName = content.toString('utf8').replace(/\0+$/, '');
+      if (type === 'K') longLink = content.toString('utf8').replace(/\0+$/, '');
+      continue;
+    }
+    const magic = text(block, 257, 6);
+    const prefix = magic.startsWith('ustar') ? text(block, 345, 155) : '';
+    const name = text(block, 0, 100);
+    const path = pax.path ?? longName ?? (prefix ? `${prefix}/${name}` : name);
+    const realSize = pax.size !== undefined ? Number(pax.size) : size;
+    const entry: TarEntry = {
+      path,
+      type: type === '\0' || type === '7' ? '0' : type,
+      mode: number(block, 100, 8),
+      mtimeMs: Math.round((pax.mtime !== undefined ? Number(pax.mtime) : number(block, 136, 12)) * 1000),
+      size: realSize,
+      linkname: pax.linkpath ?? longLink ?? text(block, 157, 100),
+    };
+    pax = {};
+    longName = null;
+    longLink = null;
+    left = realSize;
+    await onEntry(entry, body());
+    // Skip what the handler did not read, then the block padding.
+    while (left > 0) {
+      const skip = Math.min(left, 1024 * 1024);
+      await take(skip);
+      left -= skip;
+    }
+    const rest = Math.ceil(realSize / BLOCK) * BLOCK - realSize;
+    if (rest > 0) await take(rest);
+  }
+}

@@ -1,0 +1,208 @@
+import { and, desc, eq, gt } from 'drizzle-orm';
+import { newId } from '../../core/auth/secrets.ts';
+import { clock, DAY_MS } from '../../core/clock.ts';
+import { badRequest, conflict, notFound } from '../../core/errors.ts';
+import { logger } from '../../core/log.ts';
+import type { StationDb } from '../db/open.ts';
+import { restoreRequests, tokenBindings } from '../db/station-tables.ts';
+import type { SnapshotKey } from '../storage/snapshot-store.ts';
+import type { SnapshotIndex } from './snapshot-index.ts';
+import { checkJobRef } from './snapshots.ts';
+import type { StationTokenRow, StationTokens } from './station-tokens.ts';
+
+const log = logger.child({ mod: 'station/restore-requests' });
+
+export const REQUEST_LIFETIME_MS = 60 * 60 * 1000;
+const LISTED_FOR_MS = 7 * DAY_MS;
+const HINT_TIMEOUT_MS = 3000;
+
+export type RequestStatus = 'pending' | 'accepted' | 'rejected' | 'completed' | 'expired';
+type Row = typeof restoreRequests.$inferSelect;
+
+/**
+ * Allowed moves: pending → accepted or rejected; accepted → completed or rejected (the
+ * restore failed or was abandoned). Posting the current status again changes nothing.
+ * One hour after creation a request that is not completed or rejected reads `expired`.
+ */
+const MOVES: Record<string, string[]> = {
+  pending: ['accepted', 'rejected'],
+  accepted: ['completed', 'rejected'],
+};
+
+function effectiveStatus(row: Row): RequestStatus {
+  const final = row.status === 'completed' || row.status === 'rejected';
+  if (!final && clock.now() >= row.createdAt + REQUEST_LIFETIME_MS) return 'expired';
+  return row.status as RequestStatus;
+}
+
+export function requestView(row: Row) {
+  return {
+    id: row.id,
+    source_scout_id: row.sourceScoutId,
+    source_instance_id: row.sourceInstanceId,
+    target_scout_id: row.targetScoutId,
+    target_instance_id: row.targetInstanceId,
+    job_name: row.jobName,
+    filename: row.filename,
+    status: effectiveStatus(row),
+    created_at: new Date(row.createdAt).toISOString(),
+    updated_at: new Date(row.updatedAt).toISOString(),
+    expires_at: new Date(row.createdAt + REQUEST_LIFETIME_MS).toISOString(),
+  };
+}
+
+/** Restore requests: created by an admin, fetched and decided by the target Scout. */
+export function createRestoreRequests(deps: {
+  db: StationDb;
+  index: SnapshotIndex;
+  tokens: StationTokens;
+  /** Sends the hint; resolves whether the Scout answered 2xx. */
+  hint?: (advertisedUrl: string, id: string) => Promise<boolean>;
+}) {
+  const { db, index } = deps;
+
+  async function sendHint(advertisedUrl: string, id: string): Promise<boolean> {
+    try {
+      const res = await fetch(`${advertisedUrl.replace(/\/+$/, '')}/backup/restore-notifications`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ id }),
+        signal: AbortSignal.timeout(HINT_TIMEOUT_MS),
+      });
+      return res.ok;
+    } catch (error) {
+      log.warn({ err: error, id }, 'restore hint did not reach the Scout');
+      return false;
+    }
+  }
+
+  async function forInstance(
+    token: StationTokenRow,
+    scoutId: string,
+    instanceId: string,
+    id: string,
+  ): Promise<Row> {
+    await deps.tokens.requireBinding(token, scoutId, instanceId);
+    const [row] = await db
+      .select()
+      .from(restoreRequests)
+      .where(
+        and(
+          eq(restoreRequests.id, id),
+          eq(restoreRequests.targetScoutId, scoutId),
+          eq(restoreRequests.targetInstanceId, instanceId),
+        ),
+      );
+    if (!row) throw notFound(`no restore request ${id} for ${scoutId}/${instanceId}`);
+    return row;
+  }
+
+  return {
+    async create(
+      snapshot: SnapshotKey & { instanceId: string },
+      target: { scoutId: string; instanceId: string } | null,
+    ) {
+      const ref = { scoutId: snapshot.scoutId, instanceId: snapshot.instanceId, jobName: snapshot.jobName };
+      checkJobRef(ref);
+      const row = await index.byName(ref, snapshot.filename);
+      if (!row || row.missing) throw notFound(`snapshot ${snapshot.filename} not found`);
+      const source = await index.instance(ref.scoutId, ref.instanceId);
+      if (!source?.keyFingerprint) {
+        throw conflict(
+          'the source instance never reported its Scout key fingerprint; the snapshot cannot be matched to a key',
+        );
+      }
+      const to = target ?? { scoutId: ref.scoutId, instanceId: ref.instanceId };
+      if (target) {
+        checkJobRef({ ...target, jobName: ref.jobName });
+        const [bound] = await db
+          .select()
+          .from(tokenBindings)
+          .where(
+            and(eq(tokenBindings.scoutId, to.scoutId), eq(tokenBindings.scoutInstanceId, to.instanceId)),
+          );
+        if (!bound) throw conflict(`the target ${to.scoutId}/${to.instanceId} has no bound Station token`);
+      }
+      const now = clock.now();
+      const [created] = await db
+        .insert(restoreRequests)
+        .values({
+          id: newId(),
+          sourceScoutId: ref.scoutId,
+          sourceInstanceId: ref.instanceId,
+          targetScoutId: to.scoutId,
+          targetInstanceId: to.instanceId,
+          jobName: ref.jobName,
+          filename: snapshot.filename,
+          status: 'pending',
+          createdAt: now,
+          updatedAt: now,
+        })
+        .returning();
+      if (!created) throw new Error('restore request insert returned no row');
+      const targetFacts = await index.instance(to.scoutId, to.instanceId);
+      const notified = targetFacts?.advertisedUrl
+        ? await (deps.hint ?? sendHint)(targetFacts.advertisedUrl, created.id)
+        : false;
+      return { request: requestView(created), notified };
+    },
+
+    async list(token: StationTokenRow, scoutId: string, instanceId: string) {
+      await deps.tokens.requireBinding(token, scoutId, instanceId);
+      const rows = await db
+        .select()
+        .from(restoreRequests)
+        .where(
+          and(
+            eq(restoreRequests.targetScoutId, scoutId),
+            eq(restoreRequests.targetInstanceId, instanceId),
+            gt(restoreRequests.createdAt, clock.now() - LISTED_FOR_MS),
+          ),
+        )
+        .orderBy(desc(restoreRequests.createdAt));
+      return { requests: rows.map(requestView) };
+    },
+
+    async update(token: StationTokenRow, scoutId: string, instanceId: string, id: string, status: string) {
+      if (!['accepted', 'rejected', 'completed'].includes(status)) {
+        throw badRequest('status must be accepted, rejected or completed');
+      }
+      const row = await forInstance(token, scoutId, instanceId, id);
+      const current = effectiveStatus(row);
+      if (current === status) return { request: requestView(row) };
+      if (current === 'expired')
+        throw conflict('the restore request expired; ask the Station admin for a new one');
+      if (!MOVES[current]?.includes(status))
+        throw conflict(`a ${current} restore request cannot become ${status}`);
+      const [updated] = await db
+        .update(restoreRequests)
+        .set({ status, updatedAt: clock.now() })
+        .where(and(eq(restoreRequests.id, id), eq(restoreRequests.status, row.status)))
+        .returning();
+      if (!updated) throw conflict('the restore request changed meanwhile; read it again');
+      return { request: requestView(updated) };
+    },
+
+    /** The source snapshot of a live accepted request, for its receiving instance. */
+    async archive(
+      token: StationTokenRow,
+      scoutId: string,
+      instanceId: string,
+      id: string,
+    ): Promise<SnapshotKey> {
+      const row = await forInstance(token, scoutId, instanceId, id);
+      const status = effectiveStatus(row);
+      if (status === 'expired')
+        throw conflict('the restore request expired; ask the Station admin for a new one');
+      if (status !== 'accepted') throw notFound(`restore request ${id} is ${status}, not accepted`);
+      return {
+        scoutId: row.sourceScoutId,
+        instanceId: row.sourceInstanceId,
+        jobName: row.jobName,
+        filename: row.filename,
+      };
+    },
+  };
+}
+
+export type RestoreRequests = ReturnType<typeof createRestoreRequests>;
