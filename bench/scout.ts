@@ -78,7 +78,66 @@ function reference(recipient: string): number {
   return seconds;
 }
 
-async function ours(): Promise<{ seconds: number; rss: number; stationRss: number; recipient: string }> {
+/** `backupd scout restore` (download, decrypt, decompress, extract) next to age -d | zstd -d | tar -x. */
+async function restoreBench(
+  stationUrl: string,
+  token: string,
+  scoutData: string,
+  admin: Awaited<ReturnType<typeof adminClient>>,
+) {
+  const status = (await admin.get('/api/status')).body;
+  const key = (await admin.get('/api/encryption-key')).body;
+  const snapshot = join(root, 'snapshot.tar.zst');
+  const res = await fetch(
+    `${stationUrl}/backup/recovery/${status.scout_id}/${status.scout_instance_id}/dataset/latest`,
+    {
+      headers: { authorization: `Bearer ${token}` },
+    },
+  );
+  writeFileSync(snapshot, Buffer.from(await res.arrayBuffer()));
+  writeFileSync(join(root, 'key.txt'), `${key.age_identity}\n`);
+  const refDest = join(root, 'restore-ref');
+  rmSync(refDest, { recursive: true, force: true });
+  mkdirSync(refDest);
+  let t = performance.now();
+  execFileSync('sh', [
+    '-c',
+    'age -d -i "$1" "$2" | zstd -d -q | tar -x -C "$3"',
+    'sh',
+    join(root, 'key.txt'),
+    snapshot,
+    refDest,
+  ]);
+  const reference = (performance.now() - t) / 1000;
+  rmSync(refDest, { recursive: true, force: true });
+  const dest = join(root, 'restore-ours');
+  rmSync(dest, { recursive: true, force: true });
+  t = performance.now();
+  execFileSync(
+    process.execPath,
+    [
+      join(import.meta.dirname, '..', 'dist', 'backupd.mjs'),
+      'scout',
+      'restore',
+      '--data-dir',
+      scoutData,
+      '--job',
+      'dataset',
+      '--dest',
+      dest,
+    ],
+    {
+      stdio: ['ignore', 'ignore', 'inherit'],
+      env: { ...process.env, LOG_LEVEL: 'warn' },
+    },
+  );
+  const seconds = (performance.now() - t) / 1000;
+  rmSync(dest, { recursive: true, force: true });
+  rmSync(snapshot);
+  return { seconds, reference };
+}
+
+async function ours() {
   const station = await startServer('station', { entry: 'dist', env: { LOG_LEVEL: 'warn' } });
   const scoutData = join(root, 'scout-data');
   rmSync(scoutData, { recursive: true, force: true });
@@ -109,7 +168,9 @@ async function ours(): Promise<{ seconds: number; rss: number; stationRss: numbe
     const seconds = (performance.now() - t) / 1000;
     const job = (await admin.get('/api/directories')).body.directories[0];
     if (job.state.last_status !== 'uploaded') throw new Error(`backup failed: ${job.state.last_error}`);
-    return { seconds, rss: peakRssMb(scout.pid), stationRss: peakRssMb(station.pid), recipient };
+    const rss = peakRssMb(scout.pid);
+    const restore = await restoreBench(station.url, credential, scoutData, admin);
+    return { seconds, rss, stationRss: peakRssMb(station.pid), recipient, restore };
   } finally {
     await scout.dispose();
     await station.dispose();
@@ -130,4 +191,10 @@ console.log(
 );
 console.log(
   `| backupd run-now: walk, tar, zstd, age, stage, upload to a loopback Station | ${run.seconds.toFixed(1)} s | ${rate(run.seconds)} (${(refSeconds / run.seconds).toFixed(2)}× the reference) | Scout ${run.rss} MiB, Station ${run.stationRss} MiB |`,
+);
+console.log(
+  `| age -d \\| zstd -d \\| tar -x (local snapshot) | ${run.restore.reference.toFixed(1)} s | ${rate(run.restore.reference)} | — |`,
+);
+console.log(
+  `| backupd scout restore (download from the Station, decrypt, decompress, extract) | ${run.restore.seconds.toFixed(1)} s | ${rate(run.restore.seconds)} (${(run.restore.reference / run.restore.seconds).toFixed(2)}× the reference) | — |`,
 );

@@ -6,6 +6,7 @@ import { parseScoutKey, type ScoutKey } from '../scout/archive/x25519.ts';
 import { createKeyStore } from '../scout/keys/key-store.ts';
 import { restoreFailure } from '../scout/restore/restore-service.ts';
 import { restoreArchive } from '../scout/restore/restorer.ts';
+import { defaultScoutId } from '../scout/services/scout-settings.ts';
 import { createStationClient } from '../scout/upload/station-client.ts';
 import { isNamespaceComponent, NAMESPACE_RULE } from '../shared/namespace.ts';
 import { createProgress } from './progress.ts';
@@ -77,7 +78,7 @@ export async function scoutRestore(flags: RestoreFlags): Promise<void> {
   let size = 0;
   if (flags.archive) {
     snapshot = flags.archive;
-    source = createReadStream(flags.archive);
+    source = createReadStream(flags.archive, { highWaterMark: 1024 * 1024 });
     size = existsSync(flags.archive) ? (await import('node:fs')).statSync(flags.archive).size : 0;
   } else {
     const saved = dataDir ? savedSettings(dataDir) : {};
@@ -89,7 +90,11 @@ export async function scoutRestore(flags: RestoreFlags): Promise<void> {
       flags.token ?? saved.scout_credential ?? process.env.SCOUT_CREDENTIAL,
       '--token (a Station token)',
     );
-    const scoutId = need(flags.scoutId ?? saved.scout_id ?? process.env.SCOUT_ID, '--scout-id');
+    // A Scout that never saved scout_id uses its host name, as the running Scout does.
+    const scoutId = need(
+      flags.scoutId ?? saved.scout_id ?? process.env.SCOUT_ID ?? (dataDir ? defaultScoutId() : undefined),
+      '--scout-id',
+    );
     const instanceFile = dataDir ? join(dataDir, 'instance-id') : '';
     const instanceId = need(
       flags.instanceId ??
@@ -112,14 +117,15 @@ export async function scoutRestore(flags: RestoreFlags): Promise<void> {
     }
   }
   const progress = createProgress(flags.dryRun ? 'reading' : 'restoring');
-  let read = 0;
-  source.on('data', (chunk: Buffer) => {
-    read += chunk.length;
-    progress.update(read, size);
-  });
   let plan: Awaited<ReturnType<typeof restoreArchive>>;
   try {
-    plan = await restoreArchive({ source, keys, dest, dryRun: flags.dryRun === true });
+    plan = await restoreArchive({
+      source,
+      keys,
+      dest,
+      dryRun: flags.dryRun === true,
+      onSourceBytes: (read) => progress.update(read, size),
+    });
   } catch (error) {
     throw restoreFailure(error);
   } finally {

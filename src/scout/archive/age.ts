@@ -192,6 +192,8 @@ function unwrapFileKey(header: ParsedHeader, identities: ScoutKey[]): Buffer {
 /** Decrypts an age stream with the first of `identities` that opens it. */
 export function createAgeDecrypt(identities: ScoutKey[]): Transform {
   let buffer: Buffer = Buffer.alloc(0);
+  let parts: Buffer[] = [];
+  let partsLength = 0;
   let payloadKey: Buffer | null = null;
   let counter = 0;
   let sawLast = false;
@@ -230,7 +232,13 @@ export function createAgeDecrypt(identities: ScoutKey[]): Transform {
 
   return new Transform({
     transform(chunk: Buffer, _encoding, done: TransformCallback) {
-      buffer = buffer.length === 0 ? chunk : Buffer.concat([buffer, chunk]);
+      // Small pieces wait until a whole sealed chunk is there: one copy per chunk, not per piece.
+      parts.push(chunk);
+      partsLength += chunk.length;
+      if (partsLength + buffer.length <= sealedChunk) return done();
+      buffer = Buffer.concat([buffer, ...parts]);
+      parts = [];
+      partsLength = 0;
       try {
         drain((b) => this.push(b), false);
         done();
@@ -239,6 +247,8 @@ export function createAgeDecrypt(identities: ScoutKey[]): Transform {
       }
     },
     flush(done: TransformCallback) {
+      buffer = Buffer.concat([buffer, ...parts]);
+      parts = [];
       try {
         drain((b) => this.push(b), true);
         done();

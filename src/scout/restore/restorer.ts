@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { createWriteStream } from 'node:fs';
 import { chmod, link, lstat, mkdir, rename, rm, symlink, utimes } from 'node:fs/promises';
 import { dirname, join, posix } from 'node:path';
-import { PassThrough, type Readable } from 'node:stream';
+import { PassThrough, type Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { createZstdDecompress } from 'node:zlib';
 import { createAgeDecrypt } from '../archive/age.ts';
@@ -30,6 +30,8 @@ export interface RestoreOptions {
   dryRun?: boolean;
   signal?: AbortSignal;
   onProgress?: (bytesRestored: number) => void;
+  /** Called with the encrypted bytes read so far (a download's progress). */
+  onSourceBytes?: (bytesRead: number) => void;
 }
 
 /** The entry's path made safe: relative, normalised, no `..`, no NUL. */
@@ -87,8 +89,17 @@ export async function restoreArchive(options: RestoreOptions): Promise<RestorePl
   if (!options.dryRun) await mkdir(dest, { recursive: true });
   const tarStream = new PassThrough({ highWaterMark: 1024 * 1024 });
   // Errors of the decrypting stages reach the tar reader through tarStream.
+  let sourceBytes = 0;
+  const counter = new Transform({
+    transform(chunk: Buffer, _encoding, done) {
+      sourceBytes += chunk.length;
+      options.onSourceBytes?.(sourceBytes);
+      done(null, chunk);
+    },
+  });
   const plumbing = pipeline(
     options.source,
+    counter,
     createAgeDecrypt(options.keys),
     createZstdDecompress({ chunkSize: 1024 * 1024 }),
     tarStream,
