@@ -5,6 +5,7 @@ import { Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { WalkEntry } from '../jobs/walk.ts';
 import { createAgeEncrypt } from './age.ts';
+import { byteCounter } from './byte-counter.ts';
 import { createParallelZstd } from './parallel-zstd.ts';
 import { tarEntries } from './tar-writer.ts';
 
@@ -58,14 +59,7 @@ export async function writeArchive(options: ArchiveOptions): Promise<ArchiveResu
     }),
     { objectMode: false, highWaterMark: 4 * 1024 * 1024 },
   );
-  let tarBytes = 0;
-  const counter = new Transform({
-    transform(chunk: Buffer, _encoding, done) {
-      tarBytes += chunk.length;
-      options.onProgress?.(tarBytes);
-      done(null, chunk);
-    },
-  });
+  const counter = byteCounter((bytes) => options.onProgress?.(bytes));
   const output = measure();
   const partPath = `${options.outPath}.part`;
   try {

@@ -2,10 +2,11 @@ import { randomBytes } from 'node:crypto';
 import { createWriteStream } from 'node:fs';
 import { chmod, link, lstat, mkdir, rename, rm, symlink, utimes } from 'node:fs/promises';
 import { dirname, join, posix } from 'node:path';
-import { PassThrough, type Readable, Transform } from 'node:stream';
+import { PassThrough, type Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { createZstdDecompress } from 'node:zlib';
 import { createAgeDecrypt } from '../archive/age.ts';
+import { byteCounter } from '../archive/byte-counter.ts';
 import type { ScoutKey } from '../archive/x25519.ts';
 import { readTar, type TarEntry } from './tar-reader.ts';
 
@@ -89,14 +90,7 @@ export async function restoreArchive(options: RestoreOptions): Promise<RestorePl
   if (!options.dryRun) await mkdir(dest, { recursive: true });
   const tarStream = new PassThrough({ highWaterMark: 1024 * 1024 });
   // Errors of the decrypting stages reach the tar reader through tarStream.
-  let sourceBytes = 0;
-  const counter = new Transform({
-    transform(chunk: Buffer, _encoding, done) {
-      sourceBytes += chunk.length;
-      options.onSourceBytes?.(sourceBytes);
-      done(null, chunk);
-    },
-  });
+  const counter = byteCounter((bytes) => options.onSourceBytes?.(bytes));
   const plumbing = pipeline(
     options.source,
     counter,

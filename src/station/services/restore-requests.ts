@@ -29,6 +29,9 @@ const MOVES: Record<string, string[]> = {
   accepted: ['completed', 'rejected'],
 };
 
+const targetIs = (scoutId: string, instanceId: string) =>
+  and(eq(restoreRequests.targetScoutId, scoutId), eq(restoreRequests.targetInstanceId, instanceId));
+
 function effectiveStatus(row: Row): RequestStatus {
   const final = row.status === 'completed' || row.status === 'rejected';
   if (!final && clock.now() >= row.createdAt + REQUEST_LIFETIME_MS) return 'expired';
@@ -86,13 +89,7 @@ export function createRestoreRequests(deps: {
     const [row] = await db
       .select()
       .from(restoreRequests)
-      .where(
-        and(
-          eq(restoreRequests.id, id),
-          eq(restoreRequests.targetScoutId, scoutId),
-          eq(restoreRequests.targetInstanceId, instanceId),
-        ),
-      );
+      .where(and(eq(restoreRequests.id, id), targetIs(scoutId, instanceId)));
     if (!row) throw notFound(`no restore request ${id} for ${scoutId}/${instanceId}`);
     return row;
   }
@@ -152,13 +149,7 @@ export function createRestoreRequests(deps: {
       const rows = await db
         .select()
         .from(restoreRequests)
-        .where(
-          and(
-            eq(restoreRequests.targetScoutId, scoutId),
-            eq(restoreRequests.targetInstanceId, instanceId),
-            gt(restoreRequests.createdAt, clock.now() - LISTED_FOR_MS),
-          ),
-        )
+        .where(and(targetIs(scoutId, instanceId), gt(restoreRequests.createdAt, clock.now() - LISTED_FOR_MS)))
         .orderBy(desc(restoreRequests.createdAt));
       return { requests: rows.map(requestView) };
     },
