@@ -1,5 +1,9 @@
-/** A progress line on a terminal (redrawn in place), plain lines every 10% otherwise. */
-export function createProgress(label: string, stream: NodeJS.WriteStream = process.stderr) {
+/**
+ * A progress bar on a terminal's stderr (redrawn in place); otherwise plain lines every 10%
+ * on stdout, so a failure still leaves exactly one line on stderr.
+ */
+export function createProgress(label: string) {
+  const stream: NodeJS.WriteStream = process.stderr.isTTY ? process.stderr : process.stdout;
   let lastPercent = -1;
   let lastDraw = 0;
   const mib = (n: number) => `${(n / 1024 / 1024).toFixed(1)} MiB`;

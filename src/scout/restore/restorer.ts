@@ -87,6 +87,8 @@ export async function restoreArchive(options: RestoreOptions): Promise<RestorePl
   const { dest } = options;
   const plan: RestorePlan = { add: [], replace: [], bytes: 0 };
   const folders: { path: string; mode: number; mtimeMs: number }[] = [];
+  const plannedFiles = new Set<string>();
+  const plannedLinks = new Set<string>();
   if (!options.dryRun) await mkdir(dest, { recursive: true });
   const tarStream = new PassThrough({ highWaterMark: 1024 * 1024 });
   // Errors of the decrypting stages reach the tar reader through tarStream.
@@ -129,6 +131,14 @@ export async function restoreArchive(options: RestoreOptions): Promise<RestorePl
         );
       }
       await checkParents(dest, rel);
+      // A dry run writes nothing, so it remembers what the restore would create to refuse the same entries.
+      const parentLink = rel
+        .split('/')
+        .slice(0, -1)
+        .map((_, i, parts) => parts.slice(0, i + 1).join('/'))
+        .find((prefix) => plannedLinks.has(prefix));
+      if (parentLink)
+        throw new UnsafeEntryError(`unsafe entry "${rel}": passes through the symlink ${parentLink}`);
       const existing = await kindAt(target);
       if (entry.type === '5') {
         if (existing === 'symlink' || existing === 'file') {
@@ -141,10 +151,21 @@ export async function restoreArchive(options: RestoreOptions): Promise<RestorePl
         return;
       }
       if (existing === 'dir') throw new UnsafeEntryError(`cannot restore "${rel}": a folder is in the way`);
+      if (entry.type === '1') {
+        const linked = safeRelative(entry.linkname);
+        await checkParents(dest, linked);
+        if (!plannedFiles.has(linked) && (options.dryRun || (await kindAt(join(dest, linked))) !== 'file')) {
+          throw new UnsafeEntryError(
+            `unsafe entry "${rel}": hard link to "${entry.linkname}", which is not a restored file`,
+          );
+        }
+      }
       if (entry.type === '0' || entry.type === '1') {
         (existing === 'missing' ? plan.add : plan.replace).push(rel);
         plan.bytes += entry.type === '0' ? entry.size : 0;
+        plannedFiles.add(rel);
       }
+      if (entry.type === '2') plannedLinks.add(rel);
       if (options.dryRun) return;
       await mkdir(dirname(target), { recursive: true });
       const temp = tempName(target);
@@ -157,14 +178,7 @@ export async function restoreArchive(options: RestoreOptions): Promise<RestorePl
         } else if (entry.type === '2') {
           await symlink(entry.linkname, temp);
         } else {
-          const source = join(dest, safeRelative(entry.linkname));
-          await checkParents(dest, safeRelative(entry.linkname));
-          if ((await kindAt(source)) !== 'file') {
-            throw new UnsafeEntryError(
-              `unsafe entry "${rel}": hard link to "${entry.linkname}", which is not a restored file`,
-            );
-          }
-          await link(source, temp);
+          await link(join(dest, safeRelative(entry.linkname)), temp);
         }
         await rename(temp, target);
       } catch (error) {

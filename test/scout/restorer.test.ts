@@ -1,0 +1,429 @@
+// restoreArchive: a snapshot (tar → zstd → age) restored into a job folder. Archives are made
+// with the real `tar`, `zstd` and `age` programs (and once with the Scout's own writeArchive);
+// hostile archives are made with GNU tar's -P / --transform, FIFOs and device files.
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import {
+  chmodSync,
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  readlinkSync,
+  rmSync,
+  symlinkSync,
+  utimesSync,
+  writeFileSync,
+} from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Readable } from 'node:stream';
+import { after, describe, test } from 'node:test';
+import { AgeError } from '../../src/scout/archive/age.ts';
+import { writeArchive } from '../../src/scout/archive/pipeline.ts';
+import { generateScoutKey, type ScoutKey } from '../../src/scout/archive/x25519.ts';
+import type { JobConfig } from '../../src/scout/jobs/marker.ts';
+import { walkJob } from '../../src/scout/jobs/walk.ts';
+import { restoreArchive, UnsafeEntryError } from '../../src/scout/restore/restorer.ts';
+
+const hasPrograms = ['age', 'zstd', 'tar', 'mkfifo'].every((p) => {
+  try {
+    execFileSync('which', [p]);
+    return true;
+  } catch {
+    return false;
+  }
+});
+const skip = !hasPrograms && process.env.CI !== 'true' ? 'age, zstd, tar or mkfifo missing' : false;
+
+const work = mkdtempSync(join(tmpdir(), 'backupd-restorer-'));
+let counter = 0;
+const fresh = (name: string) => {
+  counter += 1;
+  const dir = join(work, `${name}-${counter}`);
+  mkdirSync(dir, { recursive: true });
+  return dir;
+};
+
+const key = generateScoutKey();
+const T1 = 1_600_000_000; // whole seconds: tar keeps them exactly
+const T2 = 1_500_000_000;
+
+/** `tar <tarArgs> | zstd | age -r <recipient>`, run in `cwd`. */
+function archiveWithTools(cwd: string, tarArgs: string[], to: ScoutKey = key): Buffer {
+  return execFileSync(
+    'sh',
+    ['-c', 'tar --format=posix "$@" -cf - | zstd -q -3 | age -r "$0"', to.ageRecipient, ...tarArgs],
+    { cwd, maxBuffer: 64 * 1024 * 1024, stdio: ['ignore', 'pipe', 'ignore'] },
+  );
+}
+
+/** An archive whose tar stream is cut short (but correctly compressed and encrypted). */
+function truncatedTar(cwd: string, tarArgs: string[], bytes: number): Buffer {
+  return execFileSync(
+    'sh',
+    [
+      '-c',
+      'tar --format=posix "$@" -cf - | head -c "$1" | zstd -q -3 | age -r "$0"',
+      key.ageRecipient,
+      String(bytes),
+      ...tarArgs,
+    ],
+    { cwd, maxBuffer: 64 * 1024 * 1024, stdio: ['ignore', 'pipe', 'ignore'] },
+  );
+}
+
+function restore(archive: Buffer, dest: string, extra: { dryRun?: boolean; keys?: ScoutKey[] } = {}) {
+  return restoreArchive({
+    source: Readable.from([archive]),
+    keys: extra.keys ?? [key],
+    dest,
+    dryRun: extra.dryRun,
+  });
+}
+
+interface Node {
+  type: 'file' | 'dir' | 'symlink' | 'other';
+  mode: number;
+  mtime: number;
+  content?: string;
+  target?: string;
+}
+
+/** Everything under `dir` (relative paths), with contents, link targets, modes and mtimes. */
+function tree(dir: string, withTimes = true): Record<string, Node> {
+  const out: Record<string, Node> = {};
+  const walk = (abs: string, rel: string) => {
+    for (const name of readdirSync(abs).sort()) {
+      const a = join(abs, name);
+      const r = rel ? `${rel}/${name}` : name;
+      const s = lstatSync(a);
+      const node: Node = {
+        type: s.isSymbolicLink() ? 'symlink' : s.isDirectory() ? 'dir' : s.isFile() ? 'file' : 'other',
+        mode: s.isSymbolicLink() ? 0 : s.mode & 0o7777,
+        mtime: withTimes && !s.isSymbolicLink() && !s.isDirectory() ? Math.floor(s.mtimeMs / 1000) : 0,
+      };
+      if (node.type === 'file') node.content = readFileSync(a).toString('base64');
+      if (node.type === 'symlink') node.target = readlinkSync(a);
+      out[r] = node;
+      if (node.type === 'dir') walk(a, r);
+    }
+  };
+  walk(dir, '');
+  return out;
+}
+
+/** Paths anywhere under `dir` whose name marks a restorer temp file. */
+function tempLeftovers(dir: string): string[] {
+  return Object.keys(tree(dir, false)).filter((p) => p.includes('.backupd-'));
+}
+
+/** A source job folder with files, an empty folder, a nested folder and a symlink. */
+function makeSource(): string {
+  const src = fresh('src');
+  mkdirSync(join(src, 'sub', 'deep'), { recursive: true });
+  mkdirSync(join(src, 'empty'));
+  writeFileSync(join(src, 'a.txt'), 'alpha from the snapshot');
+  writeFileSync(join(src, 'sub', 'b.sh'), '#!/bin/sh\necho bee\n');
+  writeFileSync(join(src, 'sub', 'deep', 'c.bin'), Buffer.alloc(70_000, 7));
+  symlinkSync('a.txt', join(src, 'link'));
+  symlinkSync('../a.txt', join(src, 'sub', 'up-link'));
+  chmodSync(join(src, 'a.txt'), 0o640);
+  chmodSync(join(src, 'sub', 'b.sh'), 0o755);
+  chmodSync(join(src, 'sub', 'deep', 'c.bin'), 0o600);
+  chmodSync(join(src, 'empty'), 0o750);
+  utimesSync(join(src, 'a.txt'), T1, T1);
+  utimesSync(join(src, 'sub', 'b.sh'), T2, T2);
+  utimesSync(join(src, 'sub', 'deep', 'c.bin'), T1 + 5, T1 + 5);
+  utimesSync(join(src, 'sub', 'deep'), T2 + 1, T2 + 1);
+  utimesSync(join(src, 'sub'), T2 + 2, T2 + 2);
+  utimesSync(join(src, 'empty'), T2 + 3, T2 + 3);
+  return src;
+}
+const SOURCE_ENTRIES = ['a.txt', 'empty', 'link', 'sub'];
+
+/** An outside folder that must stay empty. */
+function outsideDir(): string {
+  return mkdtempSync(join(tmpdir(), 'outside-'));
+}
+
+describe('restoreArchive', { skip }, () => {
+  after(() => rmSync(work, { recursive: true, force: true }));
+
+  test('replaces matching paths, keeps local-only files, restores empty folders, links, modes and mtimes', async () => {
+    const src = makeSource();
+    const archive = archiveWithTools(src, SOURCE_ENTRIES);
+    const dest = fresh('dest');
+    writeFileSync(join(dest, 'a.txt'), 'old local alpha, longer than the snapshot one');
+    writeFileSync(join(dest, 'local-only.txt'), 'mine');
+    mkdirSync(join(dest, 'sub'));
+    writeFileSync(join(dest, 'sub', 'local.txt'), 'also mine');
+    utimesSync(join(dest, 'local-only.txt'), T2, T2);
+
+    const plan = await restore(archive, dest);
+    assert.deepEqual([...plan.add].sort(), ['sub/b.sh', 'sub/deep/c.bin']);
+    assert.deepEqual(plan.replace, ['a.txt']);
+    assert.equal(plan.bytes, 'alpha from the snapshot'.length + '#!/bin/sh\necho bee\n'.length + 70_000);
+
+    const got = tree(dest);
+    const want = tree(src);
+    for (const [path, node] of Object.entries(want)) {
+      assert.deepEqual(got[path], node, `${path} is restored as in the snapshot`);
+    }
+    assert.equal(readFileSync(join(dest, 'local-only.txt'), 'utf8'), 'mine');
+    assert.equal(Math.floor(lstatSync(join(dest, 'local-only.txt')).mtimeMs / 1000), T2);
+    assert.equal(readFileSync(join(dest, 'sub', 'local.txt'), 'utf8'), 'also mine');
+    assert.ok(lstatSync(join(dest, 'link')).isSymbolicLink(), 'the symlink is a link, not a copy');
+    assert.equal(readlinkSync(join(dest, 'sub', 'up-link')), '../a.txt');
+    assert.ok(lstatSync(join(dest, 'empty')).isDirectory());
+    assert.deepEqual(readdirSync(join(dest, 'empty')), []);
+    assert.equal(lstatSync(join(dest, 'empty')).mode & 0o7777, 0o750);
+    assert.equal(Math.floor(lstatSync(join(dest, 'empty')).mtimeMs / 1000), T2 + 3);
+    assert.equal(Math.floor(lstatSync(join(dest, 'sub', 'deep')).mtimeMs / 1000), T2 + 1);
+    assert.equal(lstatSync(join(dest, 'sub', 'b.sh')).mode & 0o7777, 0o755);
+    assert.equal(Math.floor(lstatSync(join(dest, 'a.txt')).mtimeMs / 1000), T1);
+    assert.deepEqual(tempLeftovers(dest), []);
+  });
+
+  test('an existing symlink at a file path is replaced by the file, not written through', async () => {
+    const src = fresh('src');
+    writeFileSync(join(src, 'data.txt'), 'snapshot data');
+    const archive = archiveWithTools(src, ['data.txt']);
+    const outside = outsideDir();
+    writeFileSync(join(outside, 'victim.txt'), 'untouched');
+    const dest = fresh('dest');
+    symlinkSync(join(outside, 'victim.txt'), join(dest, 'data.txt'));
+    const plan = await restore(archive, dest);
+    assert.deepEqual(plan.replace, ['data.txt']);
+    assert.ok(lstatSync(join(dest, 'data.txt')).isFile());
+    assert.equal(readFileSync(join(dest, 'data.txt'), 'utf8'), 'snapshot data');
+    assert.equal(readFileSync(join(outside, 'victim.txt'), 'utf8'), 'untouched');
+    rmSync(outside, { recursive: true, force: true });
+  });
+
+  test('an archive made by the Scout (writeArchive) restores identically', async () => {
+    const src = makeSource();
+    const config: JobConfig = { job_name: 'unit', include_hidden: true, follow_symlinks: false, exclude: [] };
+    const entries = [];
+    for await (const entry of walkJob(src, config)) entries.push(entry);
+    const outPath = join(fresh('out'), 'snap.tar.zst');
+    await writeArchive({ jobDir: src, entries, recipient: key.publicKey, outPath });
+    const dest = join(fresh('dest'), 'job');
+    const plan = await restore(readFileSync(outPath), dest);
+    assert.deepEqual([...plan.add].sort(), ['a.txt', 'sub/b.sh', 'sub/deep/c.bin']);
+    assert.deepEqual(plan.replace, []);
+    assert.deepEqual(tree(dest), tree(src));
+  });
+
+  test('dryRun lists what would be added and replaced and writes nothing', async () => {
+    const src = makeSource();
+    const archive = archiveWithTools(src, SOURCE_ENTRIES);
+    const dest = fresh('dest');
+    writeFileSync(join(dest, 'a.txt'), 'old');
+    writeFileSync(join(dest, 'local-only.txt'), 'mine');
+    const before = tree(dest);
+    const plan = await restore(archive, dest, { dryRun: true });
+    assert.deepEqual([...plan.add].sort(), ['sub/b.sh', 'sub/deep/c.bin']);
+    assert.deepEqual(plan.replace, ['a.txt']);
+    assert.ok(plan.bytes > 70_000);
+    assert.deepEqual(tree(dest), before, 'the folder is unchanged');
+
+    const missing = join(fresh('dest'), 'not-yet');
+    const planned = await restore(archive, missing, { dryRun: true });
+    assert.deepEqual([...planned.add].sort(), ['a.txt', 'sub/b.sh', 'sub/deep/c.bin']);
+    assert.throws(() => lstatSync(missing), { code: 'ENOENT' }, 'a dry run does not create the folder');
+  });
+
+  describe('hostile archives are refused and nothing lands outside', () => {
+    async function refuses(archive: Buffer, pattern: RegExp, outside: string, dryRunToo = true) {
+      const dest = fresh('dest');
+      writeFileSync(join(dest, 'keep.txt'), 'keep');
+      await assert.rejects(restore(archive, dest), (error: unknown) => {
+        assert.ok(error instanceof UnsafeEntryError, `UnsafeEntryError, got ${String(error)}`);
+        assert.match(error.message, pattern);
+        return true;
+      });
+      assert.deepEqual(readdirSync(outside), [], 'the outside folder stays empty');
+      assert.equal(readFileSync(join(dest, 'keep.txt'), 'utf8'), 'keep');
+      assert.deepEqual(tempLeftovers(dest), []);
+      if (dryRunToo) {
+        // A dry run refuses the same archive too.
+        await assert.rejects(restore(archive, fresh('dry'), { dryRun: true }), UnsafeEntryError);
+        assert.deepEqual(readdirSync(outside), []);
+      }
+      return dest;
+    }
+
+    /** Whether a dry run refuses the archive (it writes nothing either way). */
+    async function dryRunRefuses(archive: Buffer): Promise<boolean> {
+      const dry = fresh('dry');
+      try {
+        await restore(archive, dry, { dryRun: true });
+        return false;
+      } catch (error) {
+        assert.ok(error instanceof UnsafeEntryError, String(error));
+        return true;
+      } finally {
+        assert.deepEqual(readdirSync(dry), []);
+      }
+    }
+
+    test('an absolute path', async () => {
+      const outside = outsideDir();
+      const stage = fresh('stage');
+      writeFileSync(join(stage, 'abs.txt'), 'pwned');
+      const archive = archiveWithTools(stage, [
+        '-P',
+        `--transform=s,^abs.txt,${outside}/abs.txt,`,
+        'abs.txt',
+      ]);
+      await refuses(archive, /absolute/, outside);
+      rmSync(outside, { recursive: true, force: true });
+    });
+
+    test('a ../ path', async () => {
+      const outside = outsideDir();
+      const stage = fresh('stage');
+      writeFileSync(join(stage, 'up.txt'), 'pwned');
+      const archive = archiveWithTools(stage, ['-P', '--transform=s,^up.txt,../up.txt,', 'up.txt']);
+      const dest = await refuses(archive, /\.\./, outside);
+      assert.throws(() => lstatSync(join(dest, '..', 'up.txt')), { code: 'ENOENT' });
+      rmSync(outside, { recursive: true, force: true });
+    });
+
+    test('a ../ path in the middle of the name', async () => {
+      const outside = outsideDir();
+      const stage = fresh('stage');
+      writeFileSync(join(stage, 'mid.txt'), 'pwned');
+      const archive = archiveWithTools(stage, ['-P', '--transform=s,^mid.txt,a/../../mid.txt,', 'mid.txt']);
+      const dest = await refuses(archive, /\.\./, outside);
+      assert.throws(() => lstatSync(join(dest, '..', 'mid.txt')), { code: 'ENOENT' });
+      rmSync(outside, { recursive: true, force: true });
+    });
+
+    test('a symlink leading outside, then a file under it', async () => {
+      const outside = outsideDir();
+      const one = fresh('stage');
+      const two = fresh('stage');
+      symlinkSync(outside, join(one, 'evil'));
+      mkdirSync(join(two, 'evil'));
+      writeFileSync(join(two, 'evil', 'pwned'), 'pwned');
+      const archive = archiveWithTools(one, ['evil', '-C', two, 'evil/pwned']);
+      const dest = await refuses(archive, /evil/, outside, false);
+      assert.ok(!existsSync(join(dest, 'evil', 'pwned')));
+      rmSync(outside, { recursive: true, force: true });
+    });
+
+    test('a dry run refuses what the real run refuses (a preview should not promise "add evil/pwned")', async () => {
+      const outside = outsideDir();
+      const one = fresh('stage');
+      const two = fresh('stage');
+      symlinkSync(outside, join(one, 'evil'));
+      mkdirSync(join(two, 'evil'));
+      writeFileSync(join(two, 'evil', 'pwned'), 'pwned');
+      const viaLink = archiveWithTools(one, ['evil', '-C', two, 'evil/pwned']);
+      writeFileSync(join(two, 'f.txt'), 'x');
+      execFileSync('ln', [join(two, 'f.txt'), join(two, 'g.txt')]);
+      const hardLink = archiveWithTools(two, [
+        '-P',
+        '--transform=flags=h;s,^f.txt,/etc/hostname,',
+        'f.txt',
+        'g.txt',
+      ]);
+      assert.equal(await dryRunRefuses(viaLink), true, 'file under a symlink leading out');
+      assert.equal(await dryRunRefuses(hardLink), true, 'hard link to an absolute path');
+      assert.deepEqual(readdirSync(outside), []);
+      rmSync(outside, { recursive: true, force: true });
+    });
+
+    test('a hard link to an absolute path', async () => {
+      const outside = outsideDir();
+      const stage = fresh('stage');
+      writeFileSync(join(stage, 'f.txt'), 'x');
+      execFileSync('ln', [join(stage, 'f.txt'), join(stage, 'g.txt')]);
+      // g.txt becomes a hard link entry to f.txt; rename its target to an absolute path.
+      const archive = archiveWithTools(stage, [
+        '-P',
+        '--transform=flags=h;s,^f.txt,/etc/hostname,',
+        'f.txt',
+        'g.txt',
+      ]);
+      await refuses(archive, /absolute/, outside, false);
+      rmSync(outside, { recursive: true, force: true });
+    });
+
+    test('a symlink already in the folder is not written through', async () => {
+      const outside = outsideDir();
+      const stage = fresh('stage');
+      mkdirSync(join(stage, 'sub'));
+      writeFileSync(join(stage, 'sub', 'x.txt'), 'pwned');
+      const archive = archiveWithTools(stage, ['sub/x.txt']);
+      const dest = fresh('dest');
+      symlinkSync(outside, join(dest, 'sub'));
+      await assert.rejects(restore(archive, dest), UnsafeEntryError);
+      assert.deepEqual(readdirSync(outside), []);
+      assert.deepEqual(tempLeftovers(dest), []);
+      rmSync(outside, { recursive: true, force: true });
+    });
+
+    test('a FIFO', async () => {
+      const outside = outsideDir();
+      const stage = fresh('stage');
+      execFileSync('mkfifo', [join(stage, 'pipe')]);
+      const archive = archiveWithTools(stage, ['pipe']);
+      const dest = await refuses(archive, /FIFO|special|device/i, outside);
+      assert.throws(() => lstatSync(join(dest, 'pipe')), { code: 'ENOENT' });
+      rmSync(outside, { recursive: true, force: true });
+    });
+
+    test('a character device', async () => {
+      const outside = outsideDir();
+      const archive = archiveWithTools('/', ['-P', '--transform=s,^/dev/null,null,', '/dev/null']);
+      const dest = await refuses(archive, /device|special/i, outside);
+      assert.throws(() => lstatSync(join(dest, 'null')), { code: 'ENOENT' });
+      rmSync(outside, { recursive: true, force: true });
+    });
+  });
+
+  test('a wrong key fails with an AgeError and writes nothing', async () => {
+    const src = makeSource();
+    const archive = archiveWithTools(src, SOURCE_ENTRIES);
+    const dest = fresh('dest');
+    writeFileSync(join(dest, 'a.txt'), 'old');
+    await assert.rejects(restore(archive, dest, { keys: [generateScoutKey()] }), AgeError);
+    assert.deepEqual(readdirSync(dest), ['a.txt']);
+    assert.equal(readFileSync(join(dest, 'a.txt'), 'utf8'), 'old');
+    // With the right key among several, it opens.
+    const plan = await restore(archive, dest, { keys: [generateScoutKey(), key] });
+    assert.deepEqual(plan.replace, ['a.txt']);
+  });
+
+  test('a truncated encrypted archive fails and leaves no temp files', async () => {
+    const src = fresh('src');
+    writeFileSync(
+      join(src, 'big.bin'),
+      Buffer.from(Array.from({ length: 300_000 }, (_, i) => (i * 7) % 251)),
+    );
+    writeFileSync(join(src, 'z.txt'), 'after');
+    const archive = archiveWithTools(src, ['big.bin', 'z.txt']);
+    const dest = fresh('dest');
+    await assert.rejects(restore(archive.subarray(0, Math.floor(archive.length / 2)), dest), Error);
+    assert.deepEqual(tempLeftovers(dest), []);
+    assert.throws(() => lstatSync(join(dest, 'z.txt')), { code: 'ENOENT' });
+  });
+
+  test('a truncated tar stream fails and leaves no temp files', async () => {
+    const src = fresh('src');
+    writeFileSync(join(src, 'big.bin'), Buffer.alloc(200_000, 1));
+    writeFileSync(join(src, 'z.txt'), 'after');
+    const archive = truncatedTar(src, ['big.bin', 'z.txt'], 100_000);
+    const dest = fresh('dest');
+    writeFileSync(join(dest, 'big.bin'), 'old big');
+    await assert.rejects(restore(archive, dest), /truncated/);
+    assert.deepEqual(tempLeftovers(dest), []);
+    assert.equal(readFileSync(join(dest, 'big.bin'), 'utf8'), 'old big', 'the old file stays whole');
+    assert.throws(() => lstatSync(join(dest, 'z.txt')), { code: 'ENOENT' });
+  });
+});
