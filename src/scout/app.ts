@@ -1,9 +1,9 @@
 import type { ScoutConfig } from '../core/config.ts';
 import { createCore } from '../core/core.ts';
 import { createCoreApp } from '../core/http/core-app.ts';
+import { integrationRoutes } from '../core/http/routes/integrations.ts';
 import { uploadPauseRoutes } from '../core/http/routes/upload-pause.ts';
 import type { RunningRole } from '../core/server.ts';
-import { trustSystemCertificates } from '../core/tls/system-ca.ts';
 import { openScoutStorage } from './db/open.ts';
 import { directoryRoutes } from './routes/directories.ts';
 import { encryptionKeyRoutes } from './routes/encryption-key.ts';
@@ -14,13 +14,14 @@ import { createJobAdmin } from './services/job-admin.ts';
 import { createScoutServices } from './services.ts';
 
 export async function startScout(config: ScoutConfig): Promise<RunningRole> {
-  trustSystemCertificates();
   const storage = await openScoutStorage(config.dataDir);
   try {
     const core = createCore('scout', storage);
     await core.accounts.ensureInitialAdmin(config.initialAdminPassword);
     const scout = createScoutServices(config, core, storage);
+    await scout.integrations.certificates.apply();
     const app = createCoreApp(core);
+    app.route('/api', integrationRoutes(scout.integrations));
     app.route('/', statusRoutes(scout));
     app.route('/api/uploads', uploadPauseRoutes(scout.uploads));
     app.route(

@@ -1,5 +1,6 @@
 import type { ScoutConfig } from '../core/config.ts';
 import type { Core } from '../core/core.ts';
+import { createIntegrations } from '../core/integrations.ts';
 import { createUploadAcceptance } from '../core/settings/upload-acceptance.ts';
 import type { ScoutStorage } from './db/open.ts';
 import { createKeyStore } from './keys/key-store.ts';
@@ -24,6 +25,7 @@ export function createScoutServices(config: ScoutConfig, core: Core, storage: Sc
   const catalog = createJobCatalog(config.scanRoot);
   const circuit = createCircuit();
   const runner = createRunner();
+  const integrations = createIntegrations('scout', config.dataDir, core.settings);
   const backup = createBackup({
     dataDir: config.dataDir,
     instanceId,
@@ -34,6 +36,8 @@ export function createScoutServices(config: ScoutConfig, core: Core, storage: Sc
     circuit,
     uploadsPaused: () => uploads.paused(),
     jobs: async () => (await catalog.refresh()).filter((j) => j.config !== null),
+    hooks: integrations.hooks,
+    notifier: integrations.notifier,
   });
   return {
     config,
@@ -48,8 +52,23 @@ export function createScoutServices(config: ScoutConfig, core: Core, storage: Sc
     runner,
     backup,
     scheduler: createScheduler({ runner, backup }),
-    restores: createRestores({ settings, keys, instanceId, catalog, runner }),
-    decisions: createRequestDecisions({ settings, keys, instanceId, runner, scanRoot: config.scanRoot }),
+    integrations,
+    restores: createRestores({
+      settings,
+      keys,
+      instanceId,
+      catalog,
+      runner,
+      notifier: integrations.notifier,
+    }),
+    decisions: createRequestDecisions({
+      settings,
+      keys,
+      instanceId,
+      runner,
+      scanRoot: config.scanRoot,
+      notifier: integrations.notifier,
+    }),
   };
 }
 

@@ -1,6 +1,7 @@
 import type { StationConfig } from '../core/config.ts';
 import { createCore } from '../core/core.ts';
 import { createCoreApp } from '../core/http/core-app.ts';
+import { integrationRoutes } from '../core/http/routes/integrations.ts';
 import { uploadPauseRoutes } from '../core/http/routes/upload-pause.ts';
 import { logger } from '../core/log.ts';
 import type { RunningRole } from '../core/server.ts';
@@ -34,7 +35,9 @@ export async function startStation(config: StationConfig): Promise<RunningRole> 
       uploads: station.uploadSessions,
       stagingDir: config.stagingDir,
     });
+    await station.integrations.certificates.apply();
     const app = createCoreApp(core, { rateLimitExempt: isDownload });
+    app.route('/api', integrationRoutes(station.integrations));
     app.route('/', healthRoutes(station));
     app.route('/api', settingsRoutes(station));
     app.route('/api', snapshotRoutes(station));

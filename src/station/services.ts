@@ -1,5 +1,6 @@
 import type { StationConfig } from '../core/config.ts';
 import type { Core } from '../core/core.ts';
+import { createIntegrations } from '../core/integrations.ts';
 import { createUploadAcceptance } from '../core/settings/upload-acceptance.ts';
 import type { StationStorage } from './db/open.ts';
 import { createRecovery } from './services/recovery.ts';
@@ -7,6 +8,7 @@ import { createRestoreRequests } from './services/restore-requests.ts';
 import { loadSigningKey } from './services/signing-key.ts';
 import { createSnapshotIndex } from './services/snapshot-index.ts';
 import { createSnapshots } from './services/snapshots.ts';
+import { createStationEvents } from './services/station-events.ts';
 import { createStationSettings } from './services/station-settings.ts';
 import { createStationTokens } from './services/station-tokens.ts';
 import { createUploads } from './services/upload-sessions.ts';
@@ -16,6 +18,8 @@ import { createSnapshotStore } from './storage/snapshot-store.ts';
 /** Everything the Station's routes call into. */
 export function createStationServices(config: StationConfig, core: Core, storage: StationStorage) {
   const db = storage.stationDb;
+  const integrations = createIntegrations('station', config.dataDir, core.settings);
+  const events = createStationEvents(integrations);
   const settings = createStationSettings(core.settings);
   const acceptance = createUploadAcceptance(core.settings);
   const tokens = createStationTokens(db, loadSigningKey(config.dataDir));
@@ -32,8 +36,9 @@ export function createStationServices(config: StationConfig, core: Core, storage
     store,
     snapshots: createSnapshots({ index, store }),
     recovery: createRecovery({ tokens, index, store }),
-    restoreRequests: createRestoreRequests({ db, index, tokens }),
-    verifier: createVerifier({ index, store, settings: core.settings }),
+    restoreRequests: createRestoreRequests({ db, index, tokens, onCreated: events.restoreRequested }),
+    integrations,
+    verifier: createVerifier({ index, store, settings: core.settings, onDone: events.verificationDone }),
     uploadSessions: createUploads({
       db,
       stagingDir: config.stagingDir,
@@ -44,6 +49,7 @@ export function createStationServices(config: StationConfig, core: Core, storage
       store,
       settings,
       acceptance,
+      events: events.uploads,
     }),
   };
 }

@@ -1,6 +1,7 @@
 import { join } from 'node:path';
 import { AppError, badRequest, conflict, notFound } from '../../core/errors.ts';
 import { logger } from '../../core/log.ts';
+import type { Notifier } from '../../core/notify/ntfy.ts';
 import { isNamespaceComponent, NAMESPACE_RULE } from '../../shared/namespace.ts';
 import { parseScoutKey, type ScoutKey } from '../archive/x25519.ts';
 import type { KeyStore } from '../keys/key-store.ts';
@@ -8,7 +9,7 @@ import type { Runner } from '../schedule/runner.ts';
 import type { ScoutSettingsService } from '../services/scout-settings.ts';
 import { createStationClient, type StationClient, StationError } from '../upload/station-client.ts';
 import { describeStationError } from '../upload/uploader.ts';
-import { restoreFailure } from './restore-service.ts';
+import { restoreFailure, restoreNotice } from './restore-service.ts';
 import { restoreArchive } from './restorer.ts';
 
 const log = logger.child({ mod: 'scout/restore-requests' });
@@ -29,6 +30,7 @@ export function createRequestDecisions(deps: {
   instanceId: string;
   runner: Runner;
   scanRoot: string;
+  notifier?: Notifier;
 }) {
   async function station(): Promise<{ client: StationClient; base: string }> {
     const settings = await deps.settings.read();
@@ -129,10 +131,23 @@ export function createRequestDecisions(deps: {
             onProgress: (bytes) => ctx.progress({ bytes_done: bytes }),
           });
           await report(request.id, 'completed');
+          restoreNotice(
+            deps.notifier,
+            'restore_completed',
+            request.job_name,
+            `restore request ${request.id}: ${download.filename} restored into ${folder}`,
+          );
           return { snapshot: download.filename, plan };
         } catch (error) {
           await report(request.id, 'rejected').catch(() => {});
-          throw restoreFailure(error);
+          const failure = restoreFailure(error);
+          restoreNotice(
+            deps.notifier,
+            'restore_failed',
+            request.job_name,
+            `restore request ${request.id} failed: ${(failure as Error).message}`,
+          );
+          throw failure;
         }
       });
       if (outcome.status === 'already_running') return { status: 'already_running' };

@@ -1,4 +1,5 @@
 import { AppError, badRequest, conflict, notFound } from '../../core/errors.ts';
+import type { Notifier } from '../../core/notify/ntfy.ts';
 import { AgeError } from '../archive/age.ts';
 import type { ScoutKey } from '../archive/x25519.ts';
 import type { KeyStore } from '../keys/key-store.ts';
@@ -26,6 +27,24 @@ export function restoreFailure(error: unknown): unknown {
   return error;
 }
 
+/** A notification about a restore's outcome (never blocks or fails the restore). */
+export function restoreNotice(
+  notifier: Notifier | undefined,
+  event: 'restore_completed' | 'restore_failed',
+  jobName: string,
+  summary: string,
+): void {
+  notifier?.notify({
+    event,
+    source: 'restore',
+    title: event === 'restore_completed' ? `Restore of ${jobName} completed` : `Restore of ${jobName} failed`,
+    summary,
+    priority: event === 'restore_failed' ? 'high' : 'default',
+    tags: event === 'restore_failed' ? ['x'] : ['white_check_mark'],
+    job_name: jobName,
+  });
+}
+
 /** Preview and restore of a job's snapshot from the Station, one operation at a time. */
 export function createRestores(deps: {
   settings: ScoutSettingsService;
@@ -33,6 +52,7 @@ export function createRestores(deps: {
   instanceId: string;
   catalog: JobCatalog;
   runner: Runner;
+  notifier?: Notifier;
 }) {
   async function download(jobName: string, fingerprint: string, ctx: OperationContext) {
     const settings = await deps.settings.read();
@@ -67,9 +87,24 @@ export function createRestores(deps: {
           signal: ctx.signal,
           onProgress: (bytes) => ctx.progress({ bytes_done: bytes }),
         });
+        if (!dryRun)
+          restoreNotice(
+            deps.notifier,
+            'restore_completed',
+            jobName,
+            `${snapshot.filename} restored into ${relativePath}: ${plan.add.length} added, ${plan.replace.length} replaced`,
+          );
         return { snapshot: snapshot.filename, plan };
       } catch (error) {
-        throw restoreFailure(error);
+        const failure = restoreFailure(error);
+        if (!dryRun)
+          restoreNotice(
+            deps.notifier,
+            'restore_failed',
+            jobName,
+            `restore of ${relativePath} failed: ${(failure as Error).message}`,
+          );
+        throw failure;
       }
     });
     return outcome;

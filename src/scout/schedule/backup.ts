@@ -2,7 +2,9 @@ import { randomBytes } from 'node:crypto';
 import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { clock } from '../../core/clock.ts';
+import type { Hooks } from '../../core/hooks/hooks.ts';
 import { logger } from '../../core/log.ts';
+import type { Notifier } from '../../core/notify/ntfy.ts';
 import { writeArchive } from '../archive/pipeline.ts';
 import type { DiscoveredJob } from '../jobs/discovery.ts';
 import { jobFingerprint, type WalkEntry, walkJob } from '../jobs/walk.ts';
@@ -32,8 +34,12 @@ export function createBackup(deps: {
   circuit: Circuit;
   uploadsPaused: () => Promise<boolean>;
   jobs: () => Promise<DiscoveredJob[]>;
+  hooks: Hooks;
+  notifier: Notifier;
 }) {
   const stagingDir = join(deps.dataDir, 'staging');
+  /** Jobs whose last failure needs the operator (a token, a limit, a hook), not just a retry. */
+  const needsAttention = new Set<string>();
 
   async function collect(job: DiscoveredJob, signal: AbortSignal): Promise<WalkEntry[]> {
     const entries: WalkEntry[] = [];
@@ -100,7 +106,8 @@ export function createBackup(deps: {
       }
       staged ??= await stage(job, entries, fingerprint, ctx);
       const settings = await deps.settings.read();
-      const refuse = async (message: string) => {
+      const refuse = async (message: string, attention = false) => {
+        if (attention) needsAttention.add(job.relative_path);
         await deps.states.update(job.relative_path, name, { lastStatus: 'failed', lastError: message });
       };
       if (await deps.uploadsPaused()) {
@@ -110,6 +117,7 @@ export function createBackup(deps: {
       if (!settings.station_url || !settings.scout_credential) {
         await refuse(
           'no Station configured: set station_url and scout_credential (a Station token) in the settings',
+          true,
         );
         return null;
       }
@@ -148,7 +156,7 @@ export function createBackup(deps: {
         return true;
       } catch (error) {
         if (!(error instanceof StationError)) throw error;
-        await refuse(describeStationError(error));
+        await refuse(describeStationError(error), [401, 403, 409, 413, 507].includes(error.status));
         return !(error.status === 0 || error.status >= 500);
       }
     } catch (error) {
@@ -166,6 +174,59 @@ export function createBackup(deps: {
     }
   }
 
+  /** Runs the pre-hook (a failure skips the job), the job, the post-hook, and notifies on failure. */
+  async function hookedJob(
+    job: DiscoveredJob,
+    trigger: Trigger,
+    ctx: OperationContext,
+  ): Promise<boolean | null> {
+    const name = job.config?.job_name ?? '';
+    const settings = await deps.settings.read();
+    const facts = {
+      event: 'backup',
+      job_name: name,
+      relative_path: job.relative_path,
+      trigger,
+      scout_id: settings.scout_id,
+      scout_instance_id: deps.instanceId,
+    };
+    needsAttention.delete(job.relative_path);
+    let reached: boolean | null = null;
+    const pre = await deps.hooks.pre(facts);
+    if (pre.ran && pre.exit_code !== 0) {
+      const outcome = pre.timed_out ? 'timed out' : `exited with ${pre.exit_code}`;
+      needsAttention.add(job.relative_path);
+      await deps.states.update(job.relative_path, name, {
+        lastStatus: 'failed',
+        lastAttemptAt: clock.now(),
+        lastError: `the pre-backup hook (hook_pre_command) ${outcome}, so the job was skipped; fix the hook or its cause. Output: ${pre.output.trim().slice(-300)}`,
+      });
+    } else {
+      reached = await backupJob(job, trigger, ctx);
+    }
+    const state = await deps.states.get(job.relative_path);
+    await deps.hooks.post({
+      ...facts,
+      status: state?.lastStatus ?? 'failed',
+      stored_as: state?.lastStoredAs ?? '',
+      error: state?.lastError ?? '',
+    });
+    if (state?.lastStatus === 'failed') {
+      const attention = needsAttention.has(job.relative_path);
+      deps.notifier.notify({
+        ...facts,
+        event: attention ? 'job_needs_attention' : 'job_failed',
+        source: 'backup',
+        title: attention ? `Backup of ${name} needs you` : `Backup of ${name} failed`,
+        summary: `${name} on ${settings.scout_id}: ${state.lastError ?? 'failed'}`,
+        priority: 'high',
+        tags: attention ? ['warning'] : ['x'],
+        error: state.lastError ?? '',
+      });
+    }
+    return reached;
+  }
+
   function noteReach(results: (boolean | null)[]): void {
     if (results.some((r) => r === true)) deps.circuit.reached();
     else if (results.some((r) => r === false)) deps.circuit.cycleFailedToReach();
@@ -176,12 +237,12 @@ export function createBackup(deps: {
       const results: (boolean | null)[] = [];
       for (const job of await deps.jobs()) {
         if (ctx.signal.aborted) break;
-        results.push(await backupJob(job, trigger, ctx));
+        results.push(await hookedJob(job, trigger, ctx));
       }
       noteReach(results);
     },
     async forceSend(job: DiscoveredJob, ctx: OperationContext): Promise<void> {
-      noteReach([await backupJob(job, 'force_send', ctx)]);
+      noteReach([await hookedJob(job, 'force_send', ctx)]);
     },
     stagingDir,
   };

@@ -61,6 +61,7 @@ export function createRestoreRequests(deps: {
   tokens: StationTokens;
   /** Sends the hint; resolves whether the Scout answered 2xx. */
   hint?: (advertisedUrl: string, id: string) => Promise<boolean>;
+  onCreated?: (request: ReturnType<typeof requestView>) => void;
 }) {
   const { db, index } = deps;
 
@@ -141,7 +142,9 @@ export function createRestoreRequests(deps: {
       const notified = targetFacts?.advertisedUrl
         ? await (deps.hint ?? sendHint)(targetFacts.advertisedUrl, created.id)
         : false;
-      return { request: requestView(created), notified };
+      const view = requestView(created);
+      deps.onCreated?.(view);
+      return { request: view, notified };
     },
 
     async list(token: StationTokenRow, scoutId: string, instanceId: string) {

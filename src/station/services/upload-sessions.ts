@@ -51,6 +51,15 @@ export interface InitiateBody {
 
 type SessionRow = typeof uploadSessions.$inferSelect;
 
+export type UploadFacts = Record<string, string | number>;
+
+/** What finalize tells the rest of the Station: hooks run around it, notifications follow it. */
+export interface UploadEvents {
+  beforeStore(facts: UploadFacts): Promise<void>;
+  stored(facts: UploadFacts): void;
+  failed(facts: UploadFacts, reason: string): void;
+}
+
 /** `<job>__<YYYY-MM-DDTHH-MM-SSZ>__<fp8>.tar.zst` */
 export function snapshotFileName(jobName: string, timestamp: string, fingerprint: string): string {
   return `${jobName}__${timestamp.replaceAll(':', '-')}__${fingerprint.slice(0, 8)}.tar.zst`;
@@ -66,6 +75,7 @@ export function createUploads(deps: {
   store: SnapshotStore;
   settings: StationSettingsService;
   acceptance: UploadAcceptance;
+  events?: UploadEvents;
 }) {
   const { db, stagingDir, index, store } = deps;
   const withLock = createKeyedMutex();
@@ -340,8 +350,16 @@ export function createUploads(deps: {
           });
         }
         const sha = await sha256File(path);
+        const facts = {
+          scout_id: row.scoutId,
+          scout_instance_id: row.scoutInstanceId,
+          job_name: row.jobName,
+          size_bytes: size,
+          upload_id: row.uploadId,
+        };
         if (sha !== row.archiveSha256) {
           await truncate(path, 0);
+          deps.events?.failed(facts, 'the received bytes did not match archive_sha256');
           throw conflict({
             status: 'checksum_mismatch',
             next_offset: 0,
@@ -351,6 +369,7 @@ export function createUploads(deps: {
         }
         const ref = { scoutId: row.scoutId, instanceId: row.scoutInstanceId, jobName: row.jobName };
         const previous = await index.newest(ref);
+        await deps.events?.beforeStore(facts);
         const storedAs = await store.commit(
           path,
           ref,
@@ -376,6 +395,7 @@ export function createUploads(deps: {
         await markStored(row, storedAs);
         const pruned = await this.applyRetention(ref, storedAs);
         log.info({ stored_as: storedAs, bytes: size, pruned: pruned.length, unusual }, 'snapshot stored');
+        deps.events?.stored({ ...facts, filename: storedAs, unusual: unusual ?? '', pruned: pruned.length });
         return {
           status: 'stored',
           stored_as: storedAs,

@@ -39,6 +39,7 @@ export function createVerifier(deps: {
   index: SnapshotIndex;
   store: SnapshotStore;
   settings: SettingsStore;
+  onDone?: (result: VerificationResult) => void;
 }) {
   let running: Promise<VerificationResult> | null = null;
   let current: VerificationResult | null = null;
@@ -99,6 +100,7 @@ export function createVerifier(deps: {
       { status: result.status, checked: result.checked, failures: result.failures.length },
       'verification done',
     );
+    deps.onDone?.(result);
     return result;
   }
 

@@ -1,0 +1,94 @@
+import type { Integrations } from '../../core/integrations.ts';
+import { logger } from '../../core/log.ts';
+import type { UploadEvents, UploadFacts } from './upload-sessions.ts';
+import type { VerificationResult } from './verify.ts';
+
+const log = logger.child({ mod: 'station/events' });
+
+/**
+ * What the Station tells the outside world: hooks around finalize (pre_command before the
+ * snapshot is stored, post_command after) and ntfy notifications. Neither ever fails the work.
+ */
+export function createStationEvents(integrations: Integrations) {
+  const { hooks, notifier } = integrations;
+
+  const uploads: UploadEvents = {
+    async beforeStore(facts: UploadFacts) {
+      await hooks
+        .pre({ event: 'finalize', ...facts })
+        .catch((err: unknown) => log.warn({ err }, 'pre hook failed'));
+    },
+    stored(facts: UploadFacts) {
+      void hooks
+        .post({ event: 'snapshot_stored', ...facts })
+        .catch((err: unknown) => log.warn({ err }, 'post hook failed'));
+      const unusual = String(facts.unusual ?? '');
+      notifier.notify({
+        event: 'snapshot_stored',
+        source: 'upload',
+        title: unusual ? `Unusual snapshot from ${facts.scout_id}` : `Snapshot stored for ${facts.scout_id}`,
+        summary: unusual
+          ? `UNUSUAL: ${facts.job_name} on ${facts.scout_id} stored as ${facts.filename}: ${unusual}`
+          : `${facts.job_name} on ${facts.scout_id} stored as ${facts.filename} (${facts.size_bytes} bytes)`,
+        priority: unusual ? 'high' : 'default',
+        tags: unusual ? ['warning', 'backup'] : ['white_check_mark', 'backup'],
+        ...stringFacts(facts),
+      });
+    },
+    failed(facts: UploadFacts, reason: string) {
+      notifier.notify({
+        event: 'upload_failed',
+        source: 'upload',
+        title: `Upload failed for ${facts.scout_id}`,
+        summary: `${facts.job_name} on ${facts.scout_id}: finalize failed: ${reason}`,
+        priority: 'high',
+        tags: ['x', 'backup'],
+        reason,
+        ...stringFacts(facts),
+      });
+    },
+  };
+
+  return {
+    uploads,
+    verificationDone(result: VerificationResult) {
+      if (result.status !== 'failed') return;
+      notifier.notify({
+        event: 'verify_failed',
+        source: 'verify',
+        title: 'Snapshot verification found problems',
+        summary: `verification checked ${result.checked} snapshots and found ${result.failures.length} problems`,
+        priority: 'high',
+        tags: ['warning'],
+        checked: result.checked,
+        failures: result.failures.length,
+      });
+    },
+    restoreRequested(request: {
+      id: string;
+      target_scout_id: string;
+      target_instance_id: string;
+      job_name: string;
+      filename: string;
+    }) {
+      notifier.notify({
+        event: 'restore_request_created',
+        source: 'restore_request',
+        title: `Restore requested for ${request.target_scout_id}`,
+        summary: `restore of ${request.filename} (${request.job_name}) requested on ${request.target_scout_id}/${request.target_instance_id}`,
+        tags: ['arrows_counterclockwise'],
+        scout_id: request.target_scout_id,
+        scout_instance_id: request.target_instance_id,
+        job_name: request.job_name,
+        filename: request.filename,
+        request_id: request.id,
+      });
+    },
+  };
+}
+
+function stringFacts(facts: UploadFacts): Record<string, string> {
+  return Object.fromEntries(Object.entries(facts).map(([k, v]) => [k, String(v)]));
+}
+
+export type StationEvents = ReturnType<typeof createStationEvents>;
