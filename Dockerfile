@@ -1,0 +1,22 @@
+# backupd: one image for both roles. Build steps are exactly the commands CI runs.
+FROM node:24-bookworm-slim AS build
+WORKDIR /src
+COPY package.json package-lock.json ./
+RUN npm ci
+COPY . .
+RUN npm run build
+
+FROM node:24-bookworm-slim
+RUN useradd --system --uid 10001 --create-home --home-dir /home/backupd backupd \
+ && mkdir -p /data /scan && chown backupd:backupd /data
+COPY --from=build /src/dist/ /opt/backupd/
+COPY LICENSE README.md /opt/backupd/
+USER backupd
+ENV DATA_DIR=/data SCAN_ROOT=/scan NODE_ENV=production
+# The data dir (database, keys, snapshots); a Scout also mounts the folders to back up at /scan.
+VOLUME ["/data"]
+EXPOSE 6555 6556
+HEALTHCHECK --interval=30s --timeout=5s --start-period=30s \
+  CMD ["node", "-e", "fetch('http://127.0.0.1:' + (process.env.PORT || (process.argv.includes('scout') ? 6556 : 6555)) + '/health').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
+ENTRYPOINT ["node", "/opt/backupd/backupd.mjs"]
+CMD ["station", "serve"]
