@@ -70,6 +70,11 @@ export type NtfySettings = {
   ntfy_match_source?: string;
 };
 
+/** Header text as ntfy reads it: plain ASCII as is, anything else RFC 2047-encoded. */
+function headerText(text: string): string {
+  return /^[\x20-\x7e]*$/.test(text) ? text : `=?UTF-8?B?${Buffer.from(text, 'utf8').toString('base64')}?=`;
+}
+
 /** An empty filter matches everything; otherwise a comma-separated list of exact values. */
 function matches(filter: string | undefined, value: string | undefined): boolean {
   if (!filter) return true;
@@ -104,10 +109,7 @@ export function createNotifier(store: SettingsStore, withFilters: boolean) {
         method: 'POST',
         headers: {
           'content-type': 'text/plain; charset=utf-8',
-          Title:
-            encodeURIComponent(event.title).length === event.title.length
-              ? event.title
-              : encodeURI(event.title),
+          Title: headerText(event.title),
           Tags: (event.tags ?? []).join(','),
           Priority: event.priority === 'high' ? 'high' : 'default',
         },
