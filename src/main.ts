@@ -57,4 +57,14 @@ scout
   .option('--dry-run', 'list what would be added or replaced, write nothing')
   .action((flags) => runOrExit(async () => (await import('./cli/scout-restore.ts')).scoutRestore(flags)));
 
+// Internal: initdb for a fresh embedded database, run in a child process by the Station.
+program.addCommand(
+  new Command('__pglite-init')
+    .argument('<dir>')
+    .action((dir: string) =>
+      runOrExit(async () => (await import('./station/db/pglite-init.ts')).initCluster(dir)),
+    ),
+  { hidden: true },
+);
+
 await program.parseAsync(process.argv);

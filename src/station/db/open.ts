@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
 import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
@@ -10,6 +10,7 @@ import type { CoreDb, CoreStorage } from '../../core/db/core-db.ts';
 import { MIGRATIONS_TABLE, type MigrationTarget, runMigrations } from '../../core/db/migrate.ts';
 import { loadMigrationFiles } from '../../core/db/migration-files.ts';
 import { logger } from '../../core/log.ts';
+import { ensureCluster, pgliteOptions } from './pglite-init.ts';
 import * as schema from './schema.ts';
 
 const log = logger.child({ mod: 'station/db' });
@@ -30,14 +31,9 @@ const MIGRATION_LOCK = `SELECT pg_advisory_xact_lock(7162534)`;
 async function openPglite(dataDir: string): Promise<StationStorage> {
   const dir = join(dataDir, 'pgdata');
   mkdirSync(dir, { recursive: true });
+  await ensureCluster(dir);
   // A small shared_buffers keeps an idle Station near 200 MB instead of ~370 MB.
-  const options = { dataDir: dir, postgresqlconf: ['shared_buffers = 16MB'] };
-  if (!existsSync(join(dir, 'PG_VERSION'))) {
-    // initdb's memory stays resident in the instance that ran it (~600 MB); create the
-    // cluster with one instance and serve from a fresh one (~350 MB).
-    await (await PGlite.create(options)).close();
-  }
-  const pg = await PGlite.create(options);
+  const pg = await PGlite.create(pgliteOptions(dir));
   const target: MigrationTarget = {
     async appliedNames() {
       await pg.exec(CREATE_MIGRATIONS_TABLE);
