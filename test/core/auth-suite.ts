@@ -8,6 +8,7 @@ import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
+import { expectIsoNear } from '../helpers/assertions.ts';
 import { Client, type Reply } from '../helpers/http.ts';
 import type { TestServer } from '../helpers/server.ts';
 
@@ -63,16 +64,6 @@ function assertUserRecord(
     assert.doesNotMatch(key, /password_hash|hash|secret|^password$/i, `user record leaks ${key}`);
   }
   for (const [key, value] of Object.entries(expected)) assert.equal(user[key], value, `user.${key}`);
-}
-
-function expectIsoNear(value: unknown, expectedMs: number, toleranceMs: number, what: string): void {
-  assert.equal(typeof value, 'string', `${what} is an ISO timestamp: ${JSON.stringify(value)}`);
-  const ms = Date.parse(value as string);
-  assert.ok(Number.isFinite(ms), `${what} parses: ${value}`);
-  assert.ok(
-    Math.abs(ms - expectedMs) <= toleranceMs,
-    `${what} ${value} is not within ${toleranceMs} ms of ${new Date(expectedMs).toISOString()}`,
-  );
 }
 
 function sha256Hex(text: string): string {

@@ -2,6 +2,7 @@
 // forbids, plus the routes no token may use and tokens crossing roles.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import { expectStatus } from '../helpers/assertions.ts';
 import { adminClient, type Client, mintAutomationToken, type Reply } from '../helpers/http.ts';
 import { startServer, type TestServer } from '../helpers/server.ts';
 
@@ -25,15 +26,8 @@ after(async () => {
   await Promise.all([station?.dispose(), scout?.dispose()]);
 });
 
-function denied(reply: Reply, status: number, detail: RegExp): void {
-  assert.equal(reply.status, status, `expected ${status}, got ${reply.status}: ${reply.text}`);
-  assert.equal(typeof reply.body?.detail, 'string', `no detail in ${reply.text}`);
-  assert.match(reply.body.detail, detail);
-}
-
-function ok(reply: Reply): void {
-  assert.equal(reply.status, 200, `expected 200, got ${reply.status}: ${reply.text}`);
-}
+const denied = (reply: Reply, status: number, detail: RegExp) => expectStatus(reply, status, detail);
+const ok = (reply: Reply) => expectStatus(reply, 200);
 
 describe('station', () => {
   test('read: overview without settings; section=settings is forbidden', async () => {

@@ -3,18 +3,13 @@
 // from the Scout's data dir, or from a local archive, and refuses what it must refuse with
 // one line on stderr.
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
 import {
   chmodSync,
   existsSync,
-  lstatSync,
   mkdirSync,
   mkdtempSync,
   readdirSync,
-  readFileSync,
-  readlinkSync,
   rmSync,
-  symlinkSync,
   utimesSync,
   writeFileSync,
 } from 'node:fs';
@@ -22,55 +17,22 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { generateScoutKey } from '../../src/scout/archive/x25519.ts';
-import { adminClient, type Client } from '../helpers/http.ts';
-import { runBackupd, startServer, type TestServer } from '../helpers/server.ts';
+import { archiveWithTools } from '../helpers/archives.ts';
+import { buildTree, jobTree } from '../helpers/files.ts';
+import type { Client } from '../helpers/http.ts';
+import { skipUnlessPrograms } from '../helpers/programs.ts';
+import { backupJob, connectScout, scoutStatus, startScout, startStation } from '../helpers/scout.ts';
+import { runBackupd, type TestServer } from '../helpers/server.ts';
 
-const hasPrograms = ['age', 'zstd', 'tar'].every((p) => {
-  try {
-    execFileSync('which', [p]);
-    return true;
-  } catch {
-    return false;
-  }
-});
-const skip = !hasPrograms && process.env.CI !== 'true' ? 'age, zstd or tar missing' : false;
+const skip = skipUnlessPrograms(['age', 'zstd', 'tar']);
 
 const JOB = 'cli-job';
 // No Station settings leak in from the environment.
 const ENV = { STATION_URL: '', SCOUT_CREDENTIAL: '', SCOUT_ID: '' };
 
-interface Node {
-  type: string;
-  mode: number;
-  mtime: number;
-  content?: string;
-  target?: string;
-}
-
-/** Everything under `dir` except the job marker: contents, link targets, modes, file mtimes. */
-function tree(dir: string): Record<string, Node> {
-  const out: Record<string, Node> = {};
-  const walk = (abs: string, rel: string) => {
-    for (const name of readdirSync(abs).sort()) {
-      const r = rel ? `${rel}/${name}` : name;
-      if (r === '.upload_dir') continue;
-      const a = join(abs, name);
-      const s = lstatSync(a);
-      const type = s.isSymbolicLink() ? 'symlink' : s.isDirectory() ? 'dir' : 'file';
-      const node: Node = {
-        type,
-        mode: type === 'symlink' ? 0 : s.mode & 0o7777,
-        mtime: type === 'file' ? Math.floor(s.mtimeMs / 1000) : 0,
-      };
-      if (type === 'file') node.content = readFileSync(a).toString('base64');
-      if (type === 'symlink') node.target = readlinkSync(a);
-      out[r] = node;
-      if (type === 'dir') walk(a, r);
-    }
-  };
-  walk(dir, '');
-  return out;
-}
+/** `backupd scout restore --job <job> --dest <dest> <args>`, no Station settings from the environment. */
+const restoreCli = (job: string, dest: string, ...args: string[]) =>
+  runBackupd(['scout', 'restore', '--job', job, '--dest', dest, ...args], { env: ENV });
 
 const lines = (text: string) => text.split('\n').filter((l) => l.trim() !== '');
 
@@ -112,56 +74,41 @@ describe('backupd scout restore', { skip }, () => {
   ];
 
   before(async () => {
-    station = await startServer('station');
-    const stationAdmin = await adminClient(station.url);
-    credential = (await stationAdmin.post('/api/credentials/mint', {})).body.credential;
-    const data = mkdtempSync(join(tmpdir(), 'backupd-scout-'));
-    source = join(data, 'scan', JOB);
-    mkdirSync(join(source, 'sub', 'empty'), { recursive: true });
-    mkdirSync(join(source, 'private'));
-    writeFileSync(join(source, '.upload_dir'), '');
-    writeFileSync(join(source, 'readme.txt'), 'hello from the snapshot\n');
-    writeFileSync(join(source, '.hidden'), 'dotfiles are data too');
-    writeFileSync(join(source, 'sub', 'run.sh'), '#!/bin/sh\necho run\n');
-    writeFileSync(
-      join(source, 'sub', 'blob.bin'),
-      Buffer.from(Array.from({ length: 150_000 }, (_, i) => i % 253)),
-    );
-    writeFileSync(join(source, 'private', 'secret.txt'), 'shh');
-    symlinkSync('../readme.txt', join(source, 'sub', 'readme-link'));
+    let stationAdmin: Client;
+    ({ server: station, admin: stationAdmin } = await startStation());
+    ({ server: scout, admin: scoutAdmin } = await startScout({
+      fill: (scan) => makeSource(join(scan, JOB)),
+    }));
+    credential = await connectScout(scoutAdmin, stationAdmin, 'cli-host');
+    snapshot = await backupJob(scoutAdmin, JOB);
+    const status = await scoutStatus(scoutAdmin);
+    scoutId = status.scout_id;
+    instanceId = status.scout_instance_id;
+    const key = await scoutAdmin.get('/api/encryption-key');
+    keyBase64 = key.body.key_base64;
+    ageRecipient = key.body.age_recipient;
+  });
+
+  /** The job folder the snapshot is made of: files, an empty folder, a link, modes and mtimes. */
+  function makeSource(folder: string): void {
+    source = buildTree(folder, {
+      'sub/empty/': null,
+      'private/': null,
+      '.upload_dir': '',
+      'readme.txt': 'hello from the snapshot\n',
+      '.hidden': 'dotfiles are data too',
+      'sub/run.sh': '#!/bin/sh\necho run\n',
+      'sub/blob.bin': Buffer.from(Array.from({ length: 150_000 }, (_, i) => i % 253)),
+      'private/secret.txt': 'shh',
+      'sub/readme-link': '-> ../readme.txt',
+    });
     chmodSync(join(source, 'sub', 'run.sh'), 0o755);
     chmodSync(join(source, 'private', 'secret.txt'), 0o600);
     chmodSync(join(source, 'private'), 0o700);
     chmodSync(join(source, 'readme.txt'), 0o644);
     utimesSync(join(source, 'readme.txt'), 1_600_000_000, 1_600_000_000);
     utimesSync(join(source, 'sub', 'run.sh'), 1_500_000_000, 1_500_000_000);
-    scout = await startServer('scout', { dataDir: data });
-    scoutAdmin = await adminClient(scout.url);
-    const saved = await scoutAdmin.post('/api/settings', {
-      station_url: station.url,
-      scout_credential: credential,
-      scout_id: 'cli-host',
-    });
-    assert.equal(saved.status, 200, saved.text);
-    assert.equal((await scoutAdmin.post('/api/run-now')).body.status, 'queued');
-    for (let i = 0; i < 600; i += 1) {
-      const status = await scoutAdmin.get('/api/status');
-      if (status.body.operation === null && !status.body.run_now_requested) break;
-      await new Promise((r) => setTimeout(r, 50));
-    }
-    const dirs = await scoutAdmin.get('/api/directories');
-    const state = dirs.body.directories.find(
-      (d: { relative_path: string }) => d.relative_path === JOB,
-    )?.state;
-    assert.equal(state?.last_status, 'uploaded', state?.last_error);
-    snapshot = state.last_stored_as;
-    const status = await scoutAdmin.get('/api/status');
-    scoutId = status.body.scout_id;
-    instanceId = status.body.scout_instance_id;
-    const key = await scoutAdmin.get('/api/encryption-key');
-    keyBase64 = key.body.key_base64;
-    ageRecipient = key.body.age_recipient;
-  });
+  }
 
   after(async () => {
     await scout?.dispose();
@@ -172,12 +119,9 @@ describe('backupd scout restore', { skip }, () => {
   test('from the Station with explicit flags: a byte-identical tree and a summary on stdout', async () => {
     const dest = dir('dest');
     mkdirSync(dest, { recursive: true });
-    const result = await runBackupd(
-      ['scout', 'restore', '--job', JOB, '--dest', dest, ...stationFlags(), '--key', keyBase64],
-      { env: ENV },
-    );
+    const result = await restoreCli(JOB, dest, ...stationFlags(), '--key', keyBase64);
     assert.equal(result.code, 0, result.stderr);
-    assert.deepEqual(tree(dest), tree(source));
+    assert.deepEqual(jobTree(dest), jobTree(source));
     const summary = lines(result.stdout);
     assert.ok(summary.length >= 1, 'a summary on stdout');
     assert.match(result.stdout, new RegExp(snapshot.replace(/\./g, '\\.')));
@@ -187,45 +131,22 @@ describe('backupd scout restore', { skip }, () => {
 
   test('--data-dir alone: key, settings and instance ID come from the Scout’s data dir', async () => {
     const dest = dir('dest');
-    const result = await runBackupd(
-      ['scout', 'restore', '--job', JOB, '--dest', dest, '--data-dir', scout.dataDir],
-      { env: ENV },
-    );
+    const result = await restoreCli(JOB, dest, '--data-dir', scout.dataDir);
     assert.equal(result.code, 0, result.stderr);
-    assert.deepEqual(tree(dest), tree(source));
+    assert.deepEqual(jobTree(dest), jobTree(source));
   });
 
   test('--fingerprint and --file pick the snapshot', async () => {
     const fp8 = snapshot.split('__')[2]?.slice(0, 8) ?? '';
     const byFp = dir('dest');
-    const one = await runBackupd(
-      ['scout', 'restore', '--job', JOB, '--dest', byFp, '--data-dir', scout.dataDir, '--fingerprint', fp8],
-      { env: ENV },
-    );
+    const one = await restoreCli(JOB, byFp, '--data-dir', scout.dataDir, '--fingerprint', fp8);
     assert.equal(one.code, 0, one.stderr);
-    assert.deepEqual(tree(byFp), tree(source));
+    assert.deepEqual(jobTree(byFp), jobTree(source));
     const byFile = dir('dest');
-    const two = await runBackupd(
-      ['scout', 'restore', '--job', JOB, '--dest', byFile, '--data-dir', scout.dataDir, '--file', snapshot],
-      { env: ENV },
-    );
+    const two = await restoreCli(JOB, byFile, '--data-dir', scout.dataDir, '--file', snapshot);
     assert.equal(two.code, 0, two.stderr);
-    assert.deepEqual(tree(byFile), tree(source));
-    const bad = await runBackupd(
-      [
-        'scout',
-        'restore',
-        '--job',
-        JOB,
-        '--dest',
-        dir('dest'),
-        '--data-dir',
-        scout.dataDir,
-        '--fingerprint',
-        'XYZ',
-      ],
-      { env: ENV },
-    );
+    assert.deepEqual(jobTree(byFile), jobTree(source));
+    const bad = await restoreCli(JOB, dir('dest'), '--data-dir', scout.dataDir, '--fingerprint', 'XYZ');
     oneLineFailure(bad);
   });
 
@@ -233,23 +154,17 @@ describe('backupd scout restore', { skip }, () => {
     const dest = dir('dest');
     mkdirSync(dest, { recursive: true });
     writeFileSync(join(dest, 'readme.txt'), 'local copy');
-    const before = tree(dest);
-    const result = await runBackupd(
-      ['scout', 'restore', '--job', JOB, '--dest', dest, ...stationFlags(), '--key', keyBase64, '--dry-run'],
-      { env: ENV },
-    );
+    const before = jobTree(dest);
+    const result = await restoreCli(JOB, dest, ...stationFlags(), '--key', keyBase64, '--dry-run');
     assert.equal(result.code, 0, result.stderr);
     const out = lines(result.stdout);
     const adds = out.filter((l) => l.startsWith('add ')).sort();
     const replaces = out.filter((l) => l.startsWith('replace ')).sort();
     assert.deepEqual(adds, ['add .hidden', 'add private/secret.txt', 'add sub/blob.bin', 'add sub/run.sh']);
     assert.deepEqual(replaces, ['replace readme.txt']);
-    assert.deepEqual(tree(dest), before, 'nothing written');
+    assert.deepEqual(jobTree(dest), before, 'nothing written');
     const fresh = dir('dest');
-    const none = await runBackupd(
-      ['scout', 'restore', '--job', JOB, '--dest', fresh, ...stationFlags(), '--key', keyBase64, '--dry-run'],
-      { env: ENV },
-    );
+    const none = await restoreCli(JOB, fresh, ...stationFlags(), '--key', keyBase64, '--dry-run');
     assert.equal(none.code, 0, none.stderr);
     assert.equal(lines(none.stdout).filter((l) => l.startsWith('add ')).length, 5);
     assert.ok(!existsSync(fresh), 'a dry run does not even create the folder');
@@ -265,43 +180,23 @@ describe('backupd scout restore', { skip }, () => {
     const keyFile = join(work, 'key.txt');
     writeFileSync(keyFile, `${keyBase64}\n`);
     const dest = dir('dest');
-    const result = await runBackupd(
-      [
-        'scout',
-        'restore',
-        '--job',
-        JOB,
-        '--dest',
-        dest,
-        '--archive',
-        archive,
-        '--key-file',
-        keyFile,
-        '--station-url',
-        'http://127.0.0.1:9', // never contacted
-      ],
-      { env: ENV },
+    const result = await restoreCli(
+      JOB,
+      dest,
+      '--archive',
+      archive,
+      '--key-file',
+      keyFile,
+      '--station-url',
+      'http://127.0.0.1:9', // never contacted
     );
     assert.equal(result.code, 0, result.stderr);
-    assert.deepEqual(tree(dest), tree(source));
+    assert.deepEqual(jobTree(dest), jobTree(source));
   });
 
   test('a wrong key: non-zero exit and one line on stderr', async () => {
     const dest = dir('dest');
-    const result = await runBackupd(
-      [
-        'scout',
-        'restore',
-        '--job',
-        JOB,
-        '--dest',
-        dest,
-        ...stationFlags(),
-        '--key',
-        generateScoutKey().keyBase64,
-      ],
-      { env: ENV },
-    );
+    const result = await restoreCli(JOB, dest, ...stationFlags(), '--key', generateScoutKey().keyBase64);
     const line = oneLineFailure(result);
     assert.match(line, /key/i);
     const written = existsSync(dest) ? readdirSync(dest) : [];
@@ -309,20 +204,7 @@ describe('backupd scout restore', { skip }, () => {
   });
 
   test('a missing snapshot (unknown job): non-zero exit and one line', async () => {
-    const result = await runBackupd(
-      [
-        'scout',
-        'restore',
-        '--job',
-        'no-such-job',
-        '--dest',
-        dir('dest'),
-        ...stationFlags(),
-        '--key',
-        keyBase64,
-      ],
-      { env: ENV },
-    );
+    const result = await restoreCli('no-such-job', dir('dest'), ...stationFlags(), '--key', keyBase64);
     const line = oneLineFailure(result);
     assert.match(line, /snapshot|not found|no-such-job/i);
   });
@@ -330,10 +212,7 @@ describe('backupd scout restore', { skip }, () => {
   test('a bad token: non-zero exit and one line', async () => {
     const flags = stationFlags();
     flags[3] = 'not-a-valid-station-token';
-    const result = await runBackupd(
-      ['scout', 'restore', '--job', JOB, '--dest', dir('dest'), ...flags, '--key', keyBase64],
-      { env: ENV },
-    );
+    const result = await restoreCli(JOB, dir('dest'), ...flags, '--key', keyBase64);
     const line = oneLineFailure(result);
     assert.match(line, /token|401|unauthori|sign/i);
   });
@@ -345,22 +224,12 @@ describe('backupd scout restore', { skip }, () => {
     writeFileSync(join(stage, 'pwned.txt'), 'pwned');
     const target = `${outside}/pwned.txt`;
     const archive = join(work, 'hostile.tar.zst');
-    execFileSync(
-      'sh',
-      [
-        '-c',
-        'tar --format=posix -P --transform="s,^pwned.txt,$1," -cf - pwned.txt | zstd -q | age -r "$0" > "$2"',
-        ageRecipient,
-        target,
-        archive,
-      ],
-      { cwd: stage, stdio: ['ignore', 'ignore', 'ignore'] },
+    writeFileSync(
+      archive,
+      archiveWithTools(stage, ['-P', `--transform=s,^pwned.txt,${target},`, 'pwned.txt'], ageRecipient),
     );
     const dest = dir('dest');
-    const result = await runBackupd(
-      ['scout', 'restore', '--job', JOB, '--dest', dest, '--archive', archive, '--key', keyBase64],
-      { env: ENV },
-    );
+    const result = await restoreCli(JOB, dest, '--archive', archive, '--key', keyBase64);
     const line = oneLineFailure(result);
     assert.ok(line.includes(target), `the line names the entry: ${line}`);
     assert.match(line, /unsafe|absolute/i);

@@ -3,72 +3,26 @@
 // requests that B (or A) reads, accepts or rejects; requests expire after an hour; the public
 // restore hint never restores anything and is rate limited.
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import {
-  chmodSync,
-  existsSync,
-  lstatSync,
-  mkdirSync,
-  mkdtempSync,
-  readdirSync,
-  readFileSync,
-  readlinkSync,
-  rmSync,
-  symlinkSync,
-  unlinkSync,
-  writeFileSync,
-} from 'node:fs';
-import { tmpdir } from 'node:os';
+import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { parseMarker } from '../../src/scout/jobs/marker.ts';
 import { jobFingerprint, walkJob } from '../../src/scout/jobs/walk.ts';
+import { buildTree, jobTree, type TreeNode } from '../helpers/files.ts';
 import { adminClient, type Client, mintAutomationToken } from '../helpers/http.ts';
+import { skipUnlessPrograms } from '../helpers/programs.ts';
+import {
+  backupJob,
+  connectScout,
+  scoutDataDir,
+  scoutStatus,
+  startStation,
+  waitIdle,
+} from '../helpers/scout.ts';
 import { startServer, type TestServer } from '../helpers/server.ts';
 
-const hasPrograms = ['tar'].every((p) => {
-  try {
-    execFileSync('which', [p]);
-    return true;
-  } catch {
-    return false;
-  }
-});
-const skip = !hasPrograms && process.env.CI !== 'true' ? 'tar missing' : false;
-
-interface Node {
-  type: string;
-  mode: number;
-  mtime: number;
-  content?: string;
-  target?: string;
-}
-
-/** Files, links and folders under `dir` (the job marker left out), with contents and modes. */
-function tree(dir: string): Record<string, Node> {
-  const out: Record<string, Node> = {};
-  const walk = (abs: string, rel: string) => {
-    for (const name of readdirSync(abs).sort()) {
-      const r = rel ? `${rel}/${name}` : name;
-      if (r === '.upload_dir') continue;
-      const a = join(abs, name);
-      const s = lstatSync(a);
-      const type = s.isSymbolicLink() ? 'symlink' : s.isDirectory() ? 'dir' : 'file';
-      const node: Node = {
-        type,
-        mode: type === 'symlink' ? 0 : s.mode & 0o7777,
-        mtime: type === 'file' ? Math.floor(s.mtimeMs / 1000) : 0,
-      };
-      if (type === 'file') node.content = readFileSync(a).toString('base64');
-      if (type === 'symlink') node.target = readlinkSync(a);
-      out[r] = node;
-      if (type === 'dir') walk(a, r);
-    }
-  };
-  walk(dir, '');
-  return out;
-}
+const skip = skipUnlessPrograms(['tar']);
 
 /** The job fingerprint the Scout computes for a folder with an empty marker. */
 async function fingerprintOf(dir: string, folderName: string): Promise<string> {
@@ -95,59 +49,26 @@ let stationAdmin: Client;
 let A: ScoutHandle;
 let B: ScoutHandle;
 
-async function waitIdle(admin: Client): Promise<void> {
-  for (let i = 0; i < 600; i += 1) {
-    const status = await admin.get('/api/status');
-    if (status.body.operation === null && !status.body.run_now_requested) return;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  throw new Error('the Scout did not become idle');
-}
-
-async function jobState(admin: Client, relativePath: string) {
-  const list = await admin.get('/api/directories');
-  return list.body.directories.find((d: { relative_path: string }) => d.relative_path === relativePath)
-    ?.state;
-}
-
-/** run-now, wait, and return the name the Station stored the job's snapshot as. */
-async function backup(handle: ScoutHandle, relativePath: string): Promise<string> {
-  const reply = await handle.admin.post('/api/run-now');
-  assert.equal(reply.body.status, 'queued', reply.text);
-  await waitIdle(handle.admin);
-  const state = await jobState(handle.admin, relativePath);
-  assert.equal(state?.last_status, 'uploaded', state?.last_error);
-  return state.last_stored_as;
-}
-
 async function startScout(id: string, setup: (scan: string) => void, advertise: boolean) {
-  const data = mkdtempSync(join(tmpdir(), `backupd-restore-${id}-`));
-  const scan = join(data, 'scan');
-  mkdirSync(scan, { recursive: true });
+  const { dataDir, scanRoot: scan } = scoutDataDir(`backupd-restore-${id}-`);
   setup(scan);
   // The env object is kept by the helper, so a restart picks up ADVERTISED_URL set later.
   const env: Record<string, string> = { SCAN_ROOT: scan };
-  let server = await startServer('scout', { dataDir: data, env });
+  let server = await startServer('scout', { dataDir, env });
   if (advertise) {
     env.ADVERTISED_URL = server.url;
     server = await server.restart();
   }
   const admin = await adminClient(server.url);
-  const credential = (await stationAdmin.post('/api/credentials/mint', {})).body.credential;
-  const saved = await admin.post('/api/settings', {
-    station_url: station.url,
-    scout_credential: credential,
-    scout_id: id,
-  });
-  assert.equal(saved.status, 200, saved.text);
-  const status = await admin.get('/api/status');
+  const credential = await connectScout(admin, stationAdmin, id);
+  const status = await scoutStatus(admin);
   const key = await admin.get('/api/encryption-key');
   return {
     server,
     admin,
     scan,
     id,
-    instance: status.body.scout_instance_id as string,
+    instance: status.scout_instance_id,
     credential,
     key: key.body.key_base64 as string,
     fingerprint: key.body.fingerprint as string,
@@ -156,6 +77,10 @@ async function startScout(id: string, setup: (scan: string) => void, advertise: 
 
 const requestPath = (source: ScoutHandle, job: string, file: string) =>
   `/api/snapshots/${source.id}/${source.instance}/${job}/${encodeURIComponent(file)}/restore`;
+
+/** The Station admin asks for A’s `docs` snapshot `file` to be restored on B. */
+const requestOnB = (file: string) =>
+  stationAdmin.post(requestPath(A, 'docs', file), { target_scout_id: B.id, target_instance_id: B.instance });
 
 interface RequestView {
   id: string;
@@ -190,41 +115,37 @@ describe('restore end to end', { skip }, () => {
   let snap2 = '';
   let fp1 = '';
   let fp2 = '';
-  let tree1: Record<string, Node> = {};
-  let tree2: Record<string, Node> = {};
+  let tree1: Record<string, TreeNode> = {};
+  let tree2: Record<string, TreeNode> = {};
 
   before(async () => {
-    station = await startServer('station');
-    stationAdmin = await adminClient(station.url);
+    ({ server: station, admin: stationAdmin } = await startStation());
     A = await startScout(
       'scout-a',
       (scan) => {
-        const job = join(scan, 'docs');
-        mkdirSync(join(job, 'sub', 'empty'), { recursive: true });
-        writeFileSync(join(job, '.upload_dir'), '');
-        writeFileSync(join(job, 'a.txt'), 'v1');
-        writeFileSync(join(job, 'sub', 'b.sh'), '#!/bin/sh\necho b\n');
+        const job = buildTree(join(scan, 'docs'), {
+          'sub/empty/': null,
+          '.upload_dir': '',
+          'a.txt': 'v1',
+          'sub/b.sh': '#!/bin/sh\necho b\n',
+          'sub/c.bin': Buffer.alloc(30_000, 5),
+          link: '-> a.txt',
+        });
         chmodSync(join(job, 'sub', 'b.sh'), 0o750);
-        writeFileSync(join(job, 'sub', 'c.bin'), Buffer.alloc(30_000, 5));
         chmodSync(join(job, 'sub', 'c.bin'), 0o600);
-        symlinkSync('a.txt', join(job, 'link'));
       },
       false,
     );
     B = await startScout(
       'scout-b',
-      (scan) => {
-        mkdirSync(join(scan, 'own'), { recursive: true });
-        writeFileSync(join(scan, 'own', '.upload_dir'), '');
-        writeFileSync(join(scan, 'own', 'mine.txt'), 'B keeps this');
-      },
+      (scan) => buildTree(scan, { 'own/.upload_dir': '', 'own/mine.txt': 'B keeps this' }),
       true,
     );
-    tree1 = tree(docs());
+    tree1 = jobTree(docs());
     fp1 = await fingerprintOf(docs(), 'docs');
-    snap1 = await backup(A, 'docs');
+    snap1 = await backupJob(A.admin, 'docs');
     // B backs up too: that binds its Station token and tells the Station its advertised URL.
-    await backup(B, 'own');
+    await backupJob(B.admin, 'own');
   });
 
   after(async () => {
@@ -239,7 +160,7 @@ describe('restore end to end', { skip }, () => {
     writeFileSync(join(docs(), 'a.txt'), 'edited locally, and longer');
     unlinkSync(join(docs(), 'sub', 'b.sh'));
     writeFileSync(join(docs(), 'local-only.txt'), 'only here');
-    const before = tree(docs());
+    const before = jobTree(docs());
 
     const preview = await A.admin.post('/api/recovery/preview', { relative_path: 'docs' });
     assert.equal(preview.status, 200, preview.text);
@@ -249,7 +170,7 @@ describe('restore end to end', { skip }, () => {
     assert.equal(preview.body.add_count, 1);
     assert.equal(preview.body.replace_count, 2);
     assert.equal(preview.body.bytes, 2 + '#!/bin/sh\necho b\n'.length + 30_000);
-    assert.deepEqual(tree(docs()), before, 'a preview changes nothing');
+    assert.deepEqual(jobTree(docs()), before, 'a preview changes nothing');
 
     const restored = await A.admin.post('/api/recovery/restore', { relative_path: 'docs' });
     assert.equal(restored.status, 200, restored.text);
@@ -260,7 +181,7 @@ describe('restore end to end', { skip }, () => {
       replaced: 2,
       bytes: preview.body.bytes,
     });
-    const after = tree(docs());
+    const after = jobTree(docs());
     for (const [path, node] of Object.entries(tree1)) {
       assert.deepEqual(after[path], node, `${path} is as in the snapshot`);
     }
@@ -271,9 +192,9 @@ describe('restore end to end', { skip }, () => {
 
   test('fingerprint: empty is the latest, 8 or 64 hex the newest match, anything else 400', async () => {
     writeFileSync(join(docs(), 'a.txt'), 'version two');
-    tree2 = tree(docs());
+    tree2 = jobTree(docs());
     fp2 = await fingerprintOf(docs(), 'docs');
-    snap2 = await backup(A, 'docs');
+    snap2 = await backupJob(A.admin, 'docs');
     assert.notEqual(snap2, snap1);
     assert.notEqual(fp2, fp1);
 
@@ -298,7 +219,7 @@ describe('restore end to end', { skip }, () => {
     const back = await A.admin.post('/api/recovery/restore', { relative_path: 'docs', fingerprint: '' });
     assert.equal(back.body.snapshot, snap2);
     assert.equal(readFileSync(join(docs(), 'a.txt'), 'utf8'), 'version two');
-    assert.deepEqual(tree(docs()), tree2);
+    assert.deepEqual(jobTree(docs()), tree2);
 
     for (const bad of [
       'XYZ',
@@ -322,7 +243,7 @@ describe('restore end to end', { skip }, () => {
     assert.equal(none.status, 404, none.text);
     const noJob = await A.admin.post('/api/recovery/preview', { relative_path: 'nothing-here' });
     assert.ok([400, 404].includes(noJob.status), noJob.text);
-    assert.deepEqual(tree(docs()), tree2, 'refused restores change nothing');
+    assert.deepEqual(jobTree(docs()), tree2, 'refused restores change nothing');
   });
 
   test('while another operation runs, restore answers already_running and restores nothing', async () => {
@@ -349,10 +270,7 @@ describe('restore end to end', { skip }, () => {
 
   describe('restore requests', () => {
     test('a request for A’s snapshot on B: pending, listed on B, accepted with A’s key, completed', async () => {
-      const created = await stationAdmin.post(requestPath(A, 'docs', snap2), {
-        target_scout_id: B.id,
-        target_instance_id: B.instance,
-      });
+      const created = await requestOnB(snap2);
       assert.equal(created.status, 201, created.text);
       const request = created.body.request;
       assert.equal(request.status, 'pending');
@@ -372,14 +290,14 @@ describe('restore end to end', { skip }, () => {
       assert.equal((await statusOf(A, request.id)) ?? null, null, 'A does not see B’s request');
 
       // The public hint is only a hint: B re-reads its list and restores nothing.
-      const before = tree(B.scan);
+      const before = jobTree(B.scan);
       const hint = await fetch(`${B.server.url}/backup/restore-notifications`, {
         method: 'POST',
         headers: { 'content-type': 'application/json' },
         body: JSON.stringify({ id: request.id }),
       });
       assert.equal(hint.status, 200, await hint.text());
-      assert.deepEqual(tree(B.scan), before);
+      assert.deepEqual(jobTree(B.scan), before);
       assert.equal(await statusOf(B, request.id), 'pending');
 
       const decided = await B.admin.post('/api/restore-requests/decision', {
@@ -392,7 +310,7 @@ describe('restore end to end', { skip }, () => {
       assert.equal(decided.body.status, 'restored');
       assert.equal(decided.body.snapshot, snap2);
       const into = join(B.scan, 'restored-from-a');
-      assert.deepEqual(tree(into), tree2, 'A’s files are under B’s scan root');
+      assert.deepEqual(jobTree(into), tree2, 'A’s files are under B’s scan root');
       assert.equal(readFileSync(join(B.scan, 'own', 'mine.txt'), 'utf8'), 'B keeps this');
       assert.equal(await statusOf(B, request.id), 'completed');
       const key = await B.admin.get('/api/encryption-key');
@@ -422,10 +340,7 @@ describe('restore end to end', { skip }, () => {
     });
 
     test('accepting without the source key fails with a clear error and the request reads rejected', async () => {
-      const created = await stationAdmin.post(requestPath(A, 'docs', snap1), {
-        target_scout_id: B.id,
-        target_instance_id: B.instance,
-      });
+      const created = await requestOnB(snap1);
       assert.equal(created.status, 201, created.text);
       const id = created.body.request.id;
       const decided = await B.admin.post('/api/restore-requests/decision', {
@@ -436,7 +351,7 @@ describe('restore end to end', { skip }, () => {
       assert.ok(decided.status >= 400, decided.text);
       assert.match(decided.body.detail, /key/i);
       assert.equal(await statusOf(B, id), 'rejected');
-      const leftovers = existsSync(join(B.scan, 'without-key')) ? tree(join(B.scan, 'without-key')) : {};
+      const leftovers = existsSync(join(B.scan, 'without-key')) ? jobTree(join(B.scan, 'without-key')) : {};
       assert.deepEqual(
         Object.values(leftovers).filter((n) => n.type === 'file'),
         [],
@@ -445,10 +360,7 @@ describe('restore end to end', { skip }, () => {
     });
 
     test('a request B rejects reads rejected and can no longer be accepted', async () => {
-      const created = await stationAdmin.post(requestPath(A, 'docs', snap2), {
-        target_scout_id: B.id,
-        target_instance_id: B.instance,
-      });
+      const created = await requestOnB(snap2);
       assert.equal(created.status, 201, created.text);
       const id = created.body.request.id;
       const rejected = await B.admin.post('/api/restore-requests/decision', { id, decision: 'reject' });
@@ -472,10 +384,7 @@ describe('restore end to end', { skip }, () => {
         decision: 'reject',
       });
       assert.equal(unknown.status, 404, unknown.text);
-      const created = await stationAdmin.post(requestPath(A, 'docs', snap2), {
-        target_scout_id: B.id,
-        target_instance_id: B.instance,
-      });
+      const created = await requestOnB(snap2);
       const id = created.body.request.id;
       for (const relative_path of ['a/b', '../up', '..', '.hidden', '/abs']) {
         const reply = await B.admin.post('/api/restore-requests/decision', {
@@ -555,19 +464,13 @@ describe('restore end to end', { skip }, () => {
     });
 
     test('after an hour a request reads expired and every later decision is 409', async () => {
-      const created = await stationAdmin.post(requestPath(A, 'docs', snap2), {
-        target_scout_id: B.id,
-        target_instance_id: B.instance,
-      });
+      const created = await requestOnB(snap2);
       assert.equal(created.status, 201, created.text);
       const id = created.body.request.id;
       const accepted = await stationMove(B, id, 'accepted');
       const acceptedId = id;
       assert.equal(accepted.status, 200, await accepted.text());
-      const pending = await stationAdmin.post(requestPath(A, 'docs', snap2), {
-        target_scout_id: B.id,
-        target_instance_id: B.instance,
-      });
+      const pending = await requestOnB(snap2);
       const pendingId = pending.body.request.id;
       const completed = (await requestsOf(B)).filter((r) => r.status === 'completed').map((r) => r.id);
       assert.ok(completed.length >= 1);
@@ -601,7 +504,7 @@ describe('restore end to end', { skip }, () => {
   });
 
   test('the public restore hint needs no sign-in, restores nothing, and allows 30 a minute', async () => {
-    const before = tree(A.scan);
+    const before = jobTree(A.scan);
     const statuses: number[] = [];
     let limited: Response | undefined;
     for (let i = 0; i < 31; i += 1) {
@@ -618,7 +521,7 @@ describe('restore end to end', { skip }, () => {
     assert.equal(statuses[30], 429);
     const retry = Number(limited?.headers.get('retry-after'));
     assert.ok(Number.isInteger(retry) && retry > 0 && retry <= 60, `Retry-After ${retry}`);
-    assert.deepEqual(tree(A.scan), before, 'hints restore nothing');
+    assert.deepEqual(jobTree(A.scan), before, 'hints restore nothing');
     assert.equal((await A.admin.get('/api/status')).body.operation, null);
   });
 });

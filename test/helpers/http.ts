@@ -15,6 +15,15 @@ export interface RequestOptions {
   token?: string;
 }
 
+/** A reply body as the tests read it: parsed JSON, null when empty, else the text itself. */
+export function parseBody(text: string): any {
+  try {
+    return text ? JSON.parse(text) : null;
+  } catch {
+    return text;
+  }
+}
+
 export class Client {
   readonly baseUrl: string;
   private cookies = new Map<string, string>();
@@ -64,13 +73,7 @@ export class Client {
       else this.cookies.set(name, value);
     }
     const text = await res.text();
-    let parsed: any = text;
-    try {
-      parsed = text ? JSON.parse(text) : null;
-    } catch {
-      parsed = text;
-    }
-    return { status: res.status, body: parsed as T, headers: res.headers, text };
+    return { status: res.status, body: parseBody(text) as T, headers: res.headers, text };
   }
 
   get<T = any>(path: string, options?: RequestOptions) {

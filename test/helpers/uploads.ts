@@ -1,5 +1,6 @@
 // Drives the Station's upload protocol the way a Scout does, for tests and the bench.
 import { createHash, randomBytes } from 'node:crypto';
+import { parseBody } from './http.ts';
 
 export interface ArchiveMeta {
   scout_id: string;
@@ -52,14 +53,7 @@ export async function call(
     headers['content-type'] = 'application/json';
   }
   const res = await fetch(`${baseUrl}${path}`, { method, headers, body: payload });
-  const text = await res.text();
-  let parsed: any = text;
-  try {
-    parsed = text ? JSON.parse(text) : null;
-  } catch {
-    parsed = text;
-  }
-  return { status: res.status, body: parsed, headers: res.headers };
+  return { status: res.status, body: parseBody(await res.text()), headers: res.headers };
 }
 
 export const initiate = (url: string, token: string, meta: ArchiveMeta) =>
@@ -68,6 +62,28 @@ export const putChunk = (url: string, token: string, uploadId: string, offset: n
   call(url, 'PUT', `/backup/uploads/${uploadId}/chunk?offset=${offset}`, token, bytes);
 export const finalize = (url: string, token: string, uploadId: string) =>
   call(url, 'POST', `/backup/uploads/${uploadId}/finalize`, token);
+
+type CallReply = Awaited<ReturnType<typeof call>>;
+
+/**
+ * PUTs `data` from `offset` on in chunks of `chunkSize` until the Station has all of it;
+ * `check` sees each chunk reply before its next_offset is read.
+ */
+export async function sendChunks(
+  url: string,
+  token: string,
+  uploadId: string,
+  data: Uint8Array,
+  offset: number,
+  chunkSize: number,
+  check: (reply: CallReply) => void,
+): Promise<void> {
+  while (offset < data.length) {
+    const reply = await putChunk(url, token, uploadId, offset, data.subarray(offset, offset + chunkSize));
+    check(reply);
+    offset = reply.body.next_offset;
+  }
+}
 
 /** Initiates, sends every chunk from next_offset, finalizes; returns the finalize reply. */
 export async function upload(
@@ -80,17 +96,8 @@ export async function upload(
   const started = await initiate(url, token, meta);
   if (started.status !== 200) return { initiate: started, finalize: null };
   if (started.body.status === 'stored') return { initiate: started, finalize: null };
-  let offset: number = started.body.next_offset;
-  while (offset < data.length) {
-    const reply = await putChunk(
-      url,
-      token,
-      started.body.upload_id,
-      offset,
-      data.subarray(offset, offset + chunkSize),
-    );
+  await sendChunks(url, token, started.body.upload_id, data, started.body.next_offset, chunkSize, (reply) => {
     if (reply.status !== 200) throw new Error(`chunk failed: ${reply.status} ${JSON.stringify(reply.body)}`);
-    offset = reply.body.next_offset;
-  }
+  });
   return { initiate: started, finalize: await finalize(url, token, started.body.upload_id) };
 }

@@ -3,7 +3,7 @@
 // of the contract, against tampering, and against the spec's MUSTs on hand-built files.
 // The programs are required in CI (CI=true); elsewhere tests that need them are skipped.
 import assert from 'node:assert/strict';
-import { type ChildProcessWithoutNullStreams, spawn, spawnSync } from 'node:child_process';
+import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
 import {
   createCipheriv,
   createHash,
@@ -43,6 +43,7 @@ import {
   x25519,
 } from '../../src/scout/archive/x25519.ts';
 import { bech32Encode } from '../../src/shared/bech32.ts';
+import { IN_CI, missingPrograms } from '../helpers/programs.ts';
 
 const CHUNK = 64 * 1024;
 const SEALED = CHUNK + 16;
@@ -51,13 +52,8 @@ const SIZES = [0, 1, 65535, 65536, 65537, 2 * 65536, 3 * 65536 + 5, 1_000_003];
 // ---------------------------------------------------------------------------------------------
 // External programs: required in CI, skipped with a message elsewhere.
 
-const IN_CI = process.env.CI === 'true';
 type Program = 'age' | 'age-keygen' | 'zstd' | 'tar';
-const MISSING = new Set<Program>(
-  (['age', 'age-keygen', 'zstd', 'tar'] as const).filter(
-    (program) => spawnSync(program, ['--version'], { stdio: 'ignore' }).error !== undefined,
-  ),
-);
+const MISSING = new Set<Program>(missingPrograms(['age', 'age-keygen', 'zstd', 'tar']));
 
 function toolTest(name: string, programs: Program[], fn: () => Promise<void>): void {
   const missing = programs.filter((program) => MISSING.has(program));

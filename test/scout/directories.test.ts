@@ -6,7 +6,6 @@ import {
   existsSync,
   mkdirSync,
   mkdtempSync,
-  readdirSync,
   readFileSync,
   rmSync,
   symlinkSync,
@@ -15,8 +14,11 @@ import {
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { ADMIN_PASSWORD, adminClient, Client, mintAutomationToken, type Reply } from '../helpers/http.ts';
-import { startServer, type TestServer } from '../helpers/server.ts';
+import { expectStatus } from '../helpers/assertions.ts';
+import { buildTree } from '../helpers/files.ts';
+import { ADMIN_PASSWORD, Client, mintAutomationToken } from '../helpers/http.ts';
+import { runNow, stagedFiles, startScout } from '../helpers/scout.ts';
+import type { TestServer } from '../helpers/server.ts';
 
 let scout: TestServer;
 let admin: Client;
@@ -27,18 +29,6 @@ const outside = mkdtempSync(join(tmpdir(), 'backupd-outside-'));
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-/** Builds a tree: keys ending in '/' are folders, others files with the given content. */
-function build(root: string, tree: Record<string, string>): void {
-  for (const [path, content] of Object.entries(tree)) {
-    const abs = join(root, path);
-    if (path.endsWith('/')) mkdirSync(abs, { recursive: true });
-    else {
-      mkdirSync(join(abs, '..'), { recursive: true });
-      writeFileSync(abs, content);
-    }
-  }
-}
-
 const NOHIDDEN_MARKER = 'include_hidden: false\nexclude:\n  - "*.log"\n  - cache/\n';
 const NOHIDDEN_FILES: Record<string, string> = {
   'nohidden/.upload_dir': NOHIDDEN_MARKER,
@@ -48,14 +38,6 @@ const NOHIDDEN_FILES: Record<string, string> = {
   'nohidden/keep.txt': 'keep me',
   'nohidden/sub/deep.txt': 'deep',
 };
-
-function expectStatus(reply: Reply, status: number, detail?: RegExp): void {
-  assert.equal(reply.status, status, `expected ${status}, got ${reply.status}: ${reply.text}`);
-  if (detail) {
-    assert.equal(typeof reply.body?.detail, 'string', `no detail in ${reply.text}`);
-    assert.match(reply.body.detail, detail);
-  }
-}
 
 interface JobView {
   relative_path: string;
@@ -104,27 +86,16 @@ async function job(relativePath: string): Promise<JobView | undefined> {
   return (await list()).directories.find((d) => d.relative_path === relativePath);
 }
 
-async function waitIdle(): Promise<void> {
-  for (let i = 0; i < 400; i += 1) {
-    const status = await admin.get('/api/status');
-    if (status.body.operation === null && !status.body.run_now_requested) return;
-    await sleep(25);
-  }
-  throw new Error('the Scout did not become idle');
-}
-
-const stagingFiles = () => {
-  try {
-    return readdirSync(join(scout.dataDir, 'staging'));
-  } catch {
-    return [];
-  }
-};
-
 before(async () => {
-  const dataDir = mkdtempSync(join(tmpdir(), 'backupd-scout-'));
-  scanRoot = join(dataDir, 'scan');
-  build(scanRoot, {
+  ({ server: scout, admin, scanRoot } = await startScout({ fill }));
+  readToken = await mintAutomationToken(admin, ['read']);
+  backupToken = await mintAutomationToken(admin, ['backup']);
+  for (let i = 0; i < 200 && (await list()).discovering; i += 1) await sleep(25);
+});
+
+/** The scan root: jobs good and bad, plain folders, and a symlink to a job outside it. */
+function fill(scan: string): void {
+  buildTree(scan, {
     'docs/.upload_dir': '',
     'docs/a.txt': 'alpha',
     'docs/.hidden': 'dot',
@@ -145,13 +116,8 @@ before(async () => {
   writeFileSync(join(outside, '.upload_dir'), '');
   writeFileSync(join(outside, 'secret.txt'), 'outside the scan root');
   mkdirSync(join(outside, 'inner'));
-  symlinkSync(outside, join(scanRoot, 'escape'));
-  scout = await startServer('scout', { dataDir });
-  admin = await adminClient(scout.url);
-  readToken = await mintAutomationToken(admin, ['read']);
-  backupToken = await mintAutomationToken(admin, ['backup']);
-  for (let i = 0; i < 200 && (await list()).discovering; i += 1) await sleep(25);
-});
+  symlinkSync(outside, join(scan, 'escape'));
+}
 
 after(async () => {
   await scout?.dispose();
@@ -463,14 +429,11 @@ describe('clear-staged and delete-job', () => {
 
   test('delete-job removes the marker, the local state and the staged archive; files stay', async () => {
     expectStatus(await admin.post('/api/directories/save-job', { relative_path: 'tmpjob', config: {} }), 200);
-    const queued = await admin.post('/api/run-now');
-    expectStatus(queued, 200);
-    assert.equal(queued.body.status, 'queued');
-    await waitIdle();
+    await runNow(admin, { intervalMs: 25 });
     const ran = await job('tmpjob');
     assert.equal(ran?.state.last_status, 'failed', 'no Station configured');
     assert.equal(ran?.state.staged, true);
-    assert.ok(stagingFiles().some((f) => f.startsWith('tmpjob-')));
+    assert.ok(stagedFiles(scout.dataDir).some((f) => f.startsWith('tmpjob-')));
 
     const deleted = await admin.post('/api/directories/delete-job', { relative_path: 'tmpjob' });
     expectStatus(deleted, 200);
@@ -478,7 +441,7 @@ describe('clear-staged and delete-job', () => {
     assert.equal(readFileSync(join(scanRoot, 'tmpjob', 't.txt'), 'utf8'), 'temporary', 'files are kept');
     assert.equal(await job('tmpjob'), undefined, 'the job is no longer listed');
     assert.deepEqual(
-      stagingFiles().filter((f) => f.startsWith('tmpjob-')),
+      stagedFiles(scout.dataDir).filter((f) => f.startsWith('tmpjob-')),
       [],
       'the staged archive is gone',
     );

@@ -29,6 +29,7 @@ import {
 } from '../../src/scout/jobs/marker.ts';
 import { resolveInScanRoot, toRelative } from '../../src/scout/jobs/scan-root.ts';
 import { folderSize, jobFingerprint, type WalkEntry, walkJob } from '../../src/scout/jobs/walk.ts';
+import { buildTree } from '../helpers/files.ts';
 
 const temps: string[] = [];
 after(() => {
@@ -49,20 +50,6 @@ function tempDir(base = tmpdir()): string {
   const dir = mkdtempSync(join(base, 'backupd-jobs-'));
   temps.push(dir);
   return dir;
-}
-
-/** Builds a tree: keys ending in '/' are folders, '->' values are symlinks, others file contents. */
-function build(root: string, tree: Record<string, string | null>): string {
-  for (const [path, value] of Object.entries(tree)) {
-    const abs = join(root, path);
-    if (path.endsWith('/')) mkdirSync(abs, { recursive: true });
-    else {
-      mkdirSync(join(abs, '..'), { recursive: true });
-      if (value?.startsWith('-> ')) symlinkSync(value.slice(3), abs);
-      else writeFileSync(abs, value ?? '');
-    }
-  }
-  return root;
 }
 
 const config = (overrides: Partial<JobConfig> = {}): JobConfig => ({
@@ -187,8 +174,8 @@ describe('marker', () => {
 describe('resolveInScanRoot', () => {
   const root = tempDir();
   const outside = tempDir();
-  build(root, { 'a/b/': null, 'a/file.txt': 'x', 'inside-link': '-> a', 'out-link': `-> ${outside}` });
-  build(root, { dangling: `-> ${join(outside, 'missing')}` });
+  buildTree(root, { 'a/b/': null, 'a/file.txt': 'x', 'inside-link': '-> a', 'out-link': `-> ${outside}` });
+  buildTree(root, { dangling: `-> ${join(outside, 'missing')}` });
 
   test('resolves paths under the scan root without resolving symlinks', async () => {
     assert.equal(await resolveInScanRoot(root, '.'), root);
@@ -263,7 +250,7 @@ describe('exclusions', () => {
 
 describe('walk', () => {
   test('folders (empty too), files and links in byte order, parents first', async () => {
-    const dir = build(tempDir(), {
+    const dir = buildTree(tempDir(), {
       'b.txt': 'bb',
       'a/': null,
       'a/z.txt': 'z',
@@ -283,8 +270,8 @@ describe('walk', () => {
   });
 
   test('followed symlinks appear as what they point to; loops and dangling links are skipped', async () => {
-    const outside = build(tempDir(), { 'o.txt': 'outside' });
-    const dir = build(tempDir(), {
+    const outside = buildTree(tempDir(), { 'o.txt': 'outside' });
+    const dir = buildTree(tempDir(), {
       'real/f.txt': 'f',
       'to-real': '-> real',
       'to-out': `-> ${outside}`,
@@ -314,7 +301,7 @@ describe('walk', () => {
   });
 
   test('exclusions apply; an excluded folder is not entered, so negations inside it do nothing', async () => {
-    const dir = build(tempDir(), {
+    const dir = buildTree(tempDir(), {
       'node_modules/keep.txt': '',
       'src/a.ts': '',
       'src/a.log': '',
@@ -335,7 +322,7 @@ describe('walk', () => {
   });
 
   test('files and folders that vanish mid-walk, and FIFOs, are skipped', async () => {
-    const dir = build(tempDir(), { 'a/gone.txt': '', 'a/stay.txt': '', 'b/x.txt': '', 'c.txt': '' });
+    const dir = buildTree(tempDir(), { 'a/gone.txt': '', 'a/stay.txt': '', 'b/x.txt': '', 'c.txt': '' });
     execFileSync('mkfifo', [join(dir, 'pipe')]);
     const seen: string[] = [];
     for await (const entry of walkJob(dir, config())) {
@@ -349,7 +336,7 @@ describe('walk', () => {
   });
 
   test('an aborted walk throws the reason promptly', async () => {
-    const dir = build(tempDir(), { 'a/1': '', 'a/2': '', 'b/3': '' });
+    const dir = buildTree(tempDir(), { 'a/1': '', 'a/2': '', 'b/3': '' });
     const controller = new AbortController();
     const reason = new Error('stop now');
     await assert.rejects(async () => {
@@ -368,7 +355,7 @@ describe('walk', () => {
 
 describe('fingerprint and size', () => {
   test('stable, sensitive to sizes and empty folders, blind to same-size edits', async () => {
-    const dir = build(tempDir(), { 'a.txt': 'hello', 'sub/b.txt': 'x', 'empty/': null, ln: '-> a.txt' });
+    const dir = buildTree(tempDir(), { 'a.txt': 'hello', 'sub/b.txt': 'x', 'empty/': null, ln: '-> a.txt' });
     const first = jobFingerprint(await walk(dir));
     assert.match(first, /^[0-9a-f]{64}$/);
     assert.equal(jobFingerprint(await walk(dir)), first);
@@ -403,8 +390,8 @@ describe('fingerprint and size', () => {
   });
 
   test('folderSize counts every file, excluded ones too, without following links', async () => {
-    const outside = build(tempDir(), { big: 'x'.repeat(1000) });
-    const dir = build(tempDir(), {
+    const outside = buildTree(tempDir(), { big: 'x'.repeat(1000) });
+    const dir = buildTree(tempDir(), {
       [MARKER]: 'exclude: ["*.log"]\n',
       'a.log': '12345',
       'sub/.hidden': '123',
@@ -417,7 +404,7 @@ describe('fingerprint and size', () => {
 
 describe('discovery', () => {
   test('finds jobs, ignores nested markers, flags bad markers and duplicate names', async () => {
-    const root = build(tempDir(), {
+    const root = buildTree(tempDir(), {
       'photos/.upload_dir': '',
       'photos/inner/.upload_dir': 'job_name: inner\n',
       'work/docs/.upload_dir': 'job_name: photos\n',
@@ -427,7 +414,7 @@ describe('discovery', () => {
       linked: `-> ${join(tempDir(), 'nowhere')}`,
       'a-first/.upload_dir': 'job_name: unique\n',
     });
-    const outside = build(tempDir(), { 'outer/.upload_dir': '' });
+    const outside = buildTree(tempDir(), { 'outer/.upload_dir': '' });
     symlinkSync(outside, join(root, 'via-link'));
     const jobs = await discoverJobs(root);
     assert.deepEqual(
@@ -443,7 +430,7 @@ describe('discovery', () => {
   });
 
   test('the scan root itself can be a job; a missing scan root has none', async () => {
-    const root = build(tempDir(), { [MARKER]: 'job_name: everything\n', 'sub/.upload_dir': '' });
+    const root = buildTree(tempDir(), { [MARKER]: 'job_name: everything\n', 'sub/.upload_dir': '' });
     const jobs = await discoverJobs(root);
     assert.deepEqual(
       jobs.map((job) => [job.relative_path, job.absolute_path, job.config?.job_name]),
@@ -453,7 +440,7 @@ describe('discovery', () => {
   });
 
   test('an aborted discovery or size count throws the reason', async () => {
-    const root = build(tempDir(), { 'a/.upload_dir': '', 'b/c.txt': 'x' });
+    const root = buildTree(tempDir(), { 'a/.upload_dir': '', 'b/c.txt': 'x' });
     const reason = new Error('shutting down');
     await assert.rejects(discoverJobs(root, { signal: AbortSignal.abort(reason) }), reason);
     await assert.rejects(folderSize(root, { signal: AbortSignal.abort(reason) }), reason);

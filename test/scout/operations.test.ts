@@ -3,12 +3,22 @@
 // force-send of unknown jobs, and the Scout key (read, rotate, keyring, file mode).
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { adminClient, Client, mintAutomationToken, type Reply } from '../helpers/http.ts';
-import { startServer, type TestServer } from '../helpers/server.ts';
+import { expectStatus } from '../helpers/assertions.ts';
+import { buildTree } from '../helpers/files.ts';
+import { adminClient, Client, mintAutomationToken } from '../helpers/http.ts';
+import {
+  jobState,
+  runNow,
+  type ScoutStatus,
+  scoutStatus,
+  stagedFiles,
+  startScout,
+  waitIdle,
+} from '../helpers/scout.ts';
+import type { TestServer } from '../helpers/server.ts';
 
 let scout: TestServer;
 let admin: Client;
@@ -16,105 +26,23 @@ let readToken: string;
 let scanRoot: string;
 
 const HEX64 = /^[0-9a-f]{64}$/;
+const TEST_CRON = '0 0 29 2 *';
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{3})?Z$/;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-function expectStatus(reply: Reply, status: number, detail?: RegExp): void {
-  assert.equal(reply.status, status, `expected ${status}, got ${reply.status}: ${reply.text}`);
-  if (detail) {
-    assert.equal(typeof reply.body?.detail, 'string', `no detail in ${reply.text}`);
-    assert.match(reply.body.detail, detail);
-  }
-}
-
-/** The parts of GET /api/status these tests read (CONTRACT.md, Scout fields). */
-interface Status {
-  scout_id: string;
-  scout_instance_id: string;
-  settings?: {
-    station_url: string | null;
-    scout_id: string;
-    scout_credential: string | null;
-    cron_schedule: string;
-  };
-  key_fingerprint: string;
-  uploads_paused: boolean;
-  upload_circuit: { state: string; consecutive_failures: number; retry_at: string | null };
-  run_now_requested: boolean;
-  scheduler: {
-    state: string;
-    cron_schedule: string;
-    next_run_at: string;
-    last_started_at: string | null;
-    last_finished_at: string | null;
-  };
-  operation: {
-    kind: string;
-    job_name: string | null;
-    phase: string;
-    bytes_done: number;
-    bytes_total: number;
-    started_at: string;
-  } | null;
-}
-
-interface JobState {
-  last_status: string;
-  last_error: string | null;
-  last_attempt_at: string | null;
-  last_success_at: string | null;
-  last_stored_as: string | null;
-  staged: boolean;
-}
-
-async function status(): Promise<Status> {
-  const reply = await admin.get<Status>('/api/status');
-  expectStatus(reply, 200);
-  return reply.body;
-}
-
-async function waitIdle(): Promise<Status> {
-  for (let i = 0; i < 600; i += 1) {
-    const body = await status();
-    if (body.operation === null && !body.run_now_requested) return body;
-    await sleep(25);
-  }
-  throw new Error('the Scout did not become idle');
-}
-
-async function runNowAndWait(): Promise<void> {
-  const reply = await admin.post('/api/run-now');
-  expectStatus(reply, 200);
-  assert.equal(reply.body.status, 'queued');
-  await waitIdle();
-}
-
-async function jobState(relativePath: string): Promise<JobState> {
-  const reply = await admin.get<{ directories: Array<{ relative_path: string; state: JobState }> }>(
-    '/api/directories',
-  );
-  expectStatus(reply, 200);
-  const found = reply.body.directories.find((d) => d.relative_path === relativePath);
-  assert.ok(found, `${relativePath} is listed`);
-  return found.state;
-}
-
-const staging = () => {
-  try {
-    return readdirSync(join(scout.dataDir, 'staging'));
-  } catch {
-    return [];
-  }
-};
+/** How often the tests read the Scout's status while waiting. */
+const POLL = { intervalMs: 25 };
+const status = () => scoutStatus(admin);
+const staging = () => stagedFiles(scout.dataDir);
 
 before(async () => {
-  const dataDir = mkdtempSync(join(tmpdir(), 'backupd-scout-'));
-  scanRoot = join(dataDir, 'scan');
-  mkdirSync(join(scanRoot, 'docs'), { recursive: true });
-  writeFileSync(join(scanRoot, 'docs', '.upload_dir'), '');
-  writeFileSync(join(scanRoot, 'docs', 'a.txt'), 'alpha');
-  scout = await startServer('scout', { dataDir });
-  admin = await adminClient(scout.url);
+  ({
+    server: scout,
+    admin,
+    scanRoot,
+  } = await startScout({
+    fill: (scan) => buildTree(scan, { 'docs/.upload_dir': '', 'docs/a.txt': 'alpha' }),
+  }));
   readToken = await mintAutomationToken(admin, ['read']);
 });
 
@@ -130,18 +58,19 @@ describe('status', () => {
     assert.match(body.scout_instance_id, /^[0-9a-f]{16,}$/);
     assert.equal(body.settings?.station_url ?? null, null);
     assert.equal(body.settings?.scout_credential ?? null, null);
-    assert.equal(body.settings?.cron_schedule, '0 * * * *');
+    // The test helper schedules cycles for a leap day so none fires during the suite.
+    assert.equal(body.settings?.cron_schedule, TEST_CRON);
     assert.equal(body.settings?.scout_id, body.scout_id);
     assert.match(body.key_fingerprint, HEX64);
     assert.equal(body.uploads_paused, false);
     assert.deepEqual(body.upload_circuit, { state: 'closed', consecutive_failures: 0, retry_at: null });
     assert.equal(body.run_now_requested, false);
     assert.equal(body.scheduler.state, 'idle');
-    assert.equal(body.scheduler.cron_schedule, '0 * * * *');
+    assert.equal(body.scheduler.cron_schedule, TEST_CRON);
     assert.match(body.scheduler.next_run_at, ISO);
     const next = Date.parse(body.scheduler.next_run_at);
     assert.ok(next > Date.now(), 'next_run_at lies in the future');
-    assert.ok(next <= Date.now() + 3_600_000 + 1000, 'the next full hour at the latest');
+    assert.equal(new Date(next).toISOString().slice(5), '02-29T00:00:00.000Z', 'the next leap-day midnight');
     assert.equal(body.scheduler.last_started_at, null);
     assert.equal(body.scheduler.last_finished_at, null);
     assert.equal(body.operation, null);
@@ -202,8 +131,8 @@ describe('schedule', () => {
 
 describe('run-now without a Station', () => {
   test('queued; the job fails naming station_url and scout_credential, its archive staged', async () => {
-    await runNowAndWait();
-    const state = await jobState('docs');
+    await runNow(admin, POLL);
+    const state = await jobState(admin, 'docs');
     assert.equal(state.last_status, 'failed');
     assert.match(String(state.last_error), /station_url/);
     assert.match(String(state.last_error), /scout_credential/);
@@ -226,19 +155,19 @@ describe('run-now without a Station', () => {
 
   test('a second cycle reuses the staged archive', async () => {
     const before = staging().filter((f) => f.startsWith('docs-'));
-    await runNowAndWait();
+    await runNow(admin, POLL);
     assert.deepEqual(
       staging().filter((f) => f.startsWith('docs-')),
       before,
     );
-    assert.equal((await jobState('docs')).staged, true);
+    assert.equal((await jobState(admin, 'docs')).staged, true);
   });
 
   test('clear-staged discards the staged archive and the error', async () => {
     const reply = await admin.post('/api/directories/clear-staged', { relative_path: 'docs' });
     expectStatus(reply, 200);
     assert.equal(reply.body.cleared, true);
-    const state = await jobState('docs');
+    const state = await jobState(admin, 'docs');
     assert.equal(state.staged, false);
     assert.equal(state.last_error, null);
     assert.deepEqual(
@@ -261,8 +190,8 @@ describe('uploads pause', () => {
     const paused = await admin.post('/api/uploads/pause');
     expectStatus(paused, 200);
     assert.equal((await status()).uploads_paused, true);
-    await runNowAndWait();
-    const state = await jobState('docs');
+    await runNow(admin, POLL);
+    const state = await jobState(admin, 'docs');
     assert.equal(state.last_status, 'failed');
     assert.match(String(state.last_error), /uploads are paused/);
     assert.equal(state.staged, true);
@@ -280,7 +209,7 @@ describe('a running cycle', () => {
     const first = await admin.post('/api/run-now');
     expectStatus(first, 200);
     assert.equal(first.body.status, 'queued');
-    let running: Status | null = null;
+    let running: ScoutStatus | null = null;
     for (let i = 0; i < 2000; i += 1) {
       const body = await status();
       if (body.operation?.kind === 'cycle' && body.operation.job_name === 'big') {
@@ -310,10 +239,10 @@ describe('a running cycle', () => {
     assert.equal(cancel.body.status, 'cancelling');
     const during = await status();
     if (during.operation !== null) assert.equal(during.scheduler.state, 'cancelling');
-    const idle = await waitIdle();
+    const idle = await waitIdle(admin, POLL);
     assert.equal(idle.scheduler.state, 'idle');
     assert.equal(idle.scheduler.last_started_at, running.scheduler.last_started_at, 'no second cycle ran');
-    const state = await jobState('big');
+    const state = await jobState(admin, 'big');
     assert.equal(state.last_status, 'cancelled', state.last_error ?? undefined);
     assert.equal(typeof state.last_error, 'string');
     assert.deepEqual(

@@ -27,16 +27,11 @@ import { generateScoutKey, type ScoutKey } from '../../src/scout/archive/x25519.
 import type { JobConfig } from '../../src/scout/jobs/marker.ts';
 import { walkJob } from '../../src/scout/jobs/walk.ts';
 import { restoreArchive, UnsafeEntryError } from '../../src/scout/restore/restorer.ts';
+import { archiveWithTools } from '../helpers/archives.ts';
+import { tree } from '../helpers/files.ts';
+import { skipUnlessPrograms } from '../helpers/programs.ts';
 
-const hasPrograms = ['age', 'zstd', 'tar', 'mkfifo'].every((p) => {
-  try {
-    execFileSync('which', [p]);
-    return true;
-  } catch {
-    return false;
-  }
-});
-const skip = !hasPrograms && process.env.CI !== 'true' ? 'age, zstd, tar or mkfifo missing' : false;
+const skip = skipUnlessPrograms(['age', 'zstd', 'tar', 'mkfifo']);
 
 const work = mkdtempSync(join(tmpdir(), 'backupd-restorer-'));
 let counter = 0;
@@ -51,14 +46,8 @@ const key = generateScoutKey();
 const T1 = 1_600_000_000; // whole seconds: tar keeps them exactly
 const T2 = 1_500_000_000;
 
-/** `tar <tarArgs> | zstd | age -r <recipient>`, run in `cwd`. */
-function archiveWithTools(cwd: string, tarArgs: string[], to: ScoutKey = key): Buffer {
-  return execFileSync(
-    'sh',
-    ['-c', 'tar --format=posix "$@" -cf - | zstd -q -3 | age -r "$0"', to.ageRecipient, ...tarArgs],
-    { cwd, maxBuffer: 64 * 1024 * 1024, stdio: ['ignore', 'pipe', 'ignore'] },
-  );
-}
+/** `tar <tarArgs> | zstd | age -r <the test key>`, run in `cwd`. */
+const toolArchive = (cwd: string, tarArgs: string[]) => archiveWithTools(cwd, tarArgs, key.ageRecipient);
 
 /** An archive whose tar stream is cut short (but correctly compressed and encrypted). */
 function truncatedTar(cwd: string, tarArgs: string[], bytes: number): Buffer {
@@ -84,40 +73,9 @@ function restore(archive: Buffer, dest: string, extra: { dryRun?: boolean; keys?
   });
 }
 
-interface Node {
-  type: 'file' | 'dir' | 'symlink' | 'other';
-  mode: number;
-  mtime: number;
-  content?: string;
-  target?: string;
-}
-
-/** Everything under `dir` (relative paths), with contents, link targets, modes and mtimes. */
-function tree(dir: string, withTimes = true): Record<string, Node> {
-  const out: Record<string, Node> = {};
-  const walk = (abs: string, rel: string) => {
-    for (const name of readdirSync(abs).sort()) {
-      const a = join(abs, name);
-      const r = rel ? `${rel}/${name}` : name;
-      const s = lstatSync(a);
-      const node: Node = {
-        type: s.isSymbolicLink() ? 'symlink' : s.isDirectory() ? 'dir' : s.isFile() ? 'file' : 'other',
-        mode: s.isSymbolicLink() ? 0 : s.mode & 0o7777,
-        mtime: withTimes && !s.isSymbolicLink() && !s.isDirectory() ? Math.floor(s.mtimeMs / 1000) : 0,
-      };
-      if (node.type === 'file') node.content = readFileSync(a).toString('base64');
-      if (node.type === 'symlink') node.target = readlinkSync(a);
-      out[r] = node;
-      if (node.type === 'dir') walk(a, r);
-    }
-  };
-  walk(dir, '');
-  return out;
-}
-
 /** Paths anywhere under `dir` whose name marks a restorer temp file. */
 function tempLeftovers(dir: string): string[] {
-  return Object.keys(tree(dir, false)).filter((p) => p.includes('.backupd-'));
+  return Object.keys(tree(dir, { withTimes: false })).filter((p) => p.includes('.backupd-'));
 }
 
 /** A source job folder with files, an empty folder, a nested folder and a symlink. */
@@ -154,7 +112,7 @@ describe('restoreArchive', { skip }, () => {
 
   test('replaces matching paths, keeps local-only files, restores empty folders, links, modes and mtimes', async () => {
     const src = makeSource();
-    const archive = archiveWithTools(src, SOURCE_ENTRIES);
+    const archive = toolArchive(src, SOURCE_ENTRIES);
     const dest = fresh('dest');
     writeFileSync(join(dest, 'a.txt'), 'old local alpha, longer than the snapshot one');
     writeFileSync(join(dest, 'local-only.txt'), 'mine');
@@ -190,7 +148,7 @@ describe('restoreArchive', { skip }, () => {
   test('an existing symlink at a file path is replaced by the file, not written through', async () => {
     const src = fresh('src');
     writeFileSync(join(src, 'data.txt'), 'snapshot data');
-    const archive = archiveWithTools(src, ['data.txt']);
+    const archive = toolArchive(src, ['data.txt']);
     const outside = outsideDir();
     writeFileSync(join(outside, 'victim.txt'), 'untouched');
     const dest = fresh('dest');
@@ -219,7 +177,7 @@ describe('restoreArchive', { skip }, () => {
 
   test('dryRun lists what would be added and replaced and writes nothing', async () => {
     const src = makeSource();
-    const archive = archiveWithTools(src, SOURCE_ENTRIES);
+    const archive = toolArchive(src, SOURCE_ENTRIES);
     const dest = fresh('dest');
     writeFileSync(join(dest, 'a.txt'), 'old');
     writeFileSync(join(dest, 'local-only.txt'), 'mine');
@@ -256,6 +214,31 @@ describe('restoreArchive', { skip }, () => {
       return dest;
     }
 
+    /** An archive of one file `name` stored under the entry name `entry` (tar -P --transform). */
+    function renamedEntry(name: string, entry: string): Buffer {
+      const stage = fresh('stage');
+      writeFileSync(join(stage, name), 'pwned');
+      return toolArchive(stage, ['-P', `--transform=s,^${name},${entry},`, name]);
+    }
+
+    /** An archive with a symlink `evil` leading to `outside`, then a file `evil/pwned`. */
+    function fileUnderLinkTo(outside: string): Buffer {
+      const one = fresh('stage');
+      const two = fresh('stage');
+      symlinkSync(outside, join(one, 'evil'));
+      mkdirSync(join(two, 'evil'));
+      writeFileSync(join(two, 'evil', 'pwned'), 'pwned');
+      return toolArchive(one, ['evil', '-C', two, 'evil/pwned']);
+    }
+
+    /** An archive with f.txt and g.txt, a hard link entry to f.txt renamed to an absolute path. */
+    function hardLinkToAbsolute(): Buffer {
+      const stage = fresh('stage');
+      writeFileSync(join(stage, 'f.txt'), 'x');
+      execFileSync('ln', [join(stage, 'f.txt'), join(stage, 'g.txt')]);
+      return toolArchive(stage, ['-P', '--transform=flags=h;s,^f.txt,/etc/hostname,', 'f.txt', 'g.txt']);
+    }
+
     /** Whether a dry run refuses the archive (it writes nothing either way). */
     async function dryRunRefuses(archive: Buffer): Promise<boolean> {
       const dry = fresh('dry');
@@ -272,22 +255,14 @@ describe('restoreArchive', { skip }, () => {
 
     test('an absolute path', async () => {
       const outside = outsideDir();
-      const stage = fresh('stage');
-      writeFileSync(join(stage, 'abs.txt'), 'pwned');
-      const archive = archiveWithTools(stage, [
-        '-P',
-        `--transform=s,^abs.txt,${outside}/abs.txt,`,
-        'abs.txt',
-      ]);
+      const archive = renamedEntry('abs.txt', `${outside}/abs.txt`);
       await refuses(archive, /absolute/, outside);
       rmSync(outside, { recursive: true, force: true });
     });
 
     test('a ../ path', async () => {
       const outside = outsideDir();
-      const stage = fresh('stage');
-      writeFileSync(join(stage, 'up.txt'), 'pwned');
-      const archive = archiveWithTools(stage, ['-P', '--transform=s,^up.txt,../up.txt,', 'up.txt']);
+      const archive = renamedEntry('up.txt', '../up.txt');
       const dest = await refuses(archive, /\.\./, outside);
       assert.throws(() => lstatSync(join(dest, '..', 'up.txt')), { code: 'ENOENT' });
       rmSync(outside, { recursive: true, force: true });
@@ -295,9 +270,7 @@ describe('restoreArchive', { skip }, () => {
 
     test('a ../ path in the middle of the name', async () => {
       const outside = outsideDir();
-      const stage = fresh('stage');
-      writeFileSync(join(stage, 'mid.txt'), 'pwned');
-      const archive = archiveWithTools(stage, ['-P', '--transform=s,^mid.txt,a/../../mid.txt,', 'mid.txt']);
+      const archive = renamedEntry('mid.txt', 'a/../../mid.txt');
       const dest = await refuses(archive, /\.\./, outside);
       assert.throws(() => lstatSync(join(dest, '..', 'mid.txt')), { code: 'ENOENT' });
       rmSync(outside, { recursive: true, force: true });
@@ -305,12 +278,7 @@ describe('restoreArchive', { skip }, () => {
 
     test('a symlink leading outside, then a file under it', async () => {
       const outside = outsideDir();
-      const one = fresh('stage');
-      const two = fresh('stage');
-      symlinkSync(outside, join(one, 'evil'));
-      mkdirSync(join(two, 'evil'));
-      writeFileSync(join(two, 'evil', 'pwned'), 'pwned');
-      const archive = archiveWithTools(one, ['evil', '-C', two, 'evil/pwned']);
+      const archive = fileUnderLinkTo(outside);
       const dest = await refuses(archive, /evil/, outside, false);
       assert.ok(!existsSync(join(dest, 'evil', 'pwned')));
       rmSync(outside, { recursive: true, force: true });
@@ -318,20 +286,8 @@ describe('restoreArchive', { skip }, () => {
 
     test('a dry run refuses what the real run refuses (a preview should not promise "add evil/pwned")', async () => {
       const outside = outsideDir();
-      const one = fresh('stage');
-      const two = fresh('stage');
-      symlinkSync(outside, join(one, 'evil'));
-      mkdirSync(join(two, 'evil'));
-      writeFileSync(join(two, 'evil', 'pwned'), 'pwned');
-      const viaLink = archiveWithTools(one, ['evil', '-C', two, 'evil/pwned']);
-      writeFileSync(join(two, 'f.txt'), 'x');
-      execFileSync('ln', [join(two, 'f.txt'), join(two, 'g.txt')]);
-      const hardLink = archiveWithTools(two, [
-        '-P',
-        '--transform=flags=h;s,^f.txt,/etc/hostname,',
-        'f.txt',
-        'g.txt',
-      ]);
+      const viaLink = fileUnderLinkTo(outside);
+      const hardLink = hardLinkToAbsolute();
       assert.equal(await dryRunRefuses(viaLink), true, 'file under a symlink leading out');
       assert.equal(await dryRunRefuses(hardLink), true, 'hard link to an absolute path');
       assert.deepEqual(readdirSync(outside), []);
@@ -340,16 +296,8 @@ describe('restoreArchive', { skip }, () => {
 
     test('a hard link to an absolute path', async () => {
       const outside = outsideDir();
-      const stage = fresh('stage');
-      writeFileSync(join(stage, 'f.txt'), 'x');
-      execFileSync('ln', [join(stage, 'f.txt'), join(stage, 'g.txt')]);
-      // g.txt becomes a hard link entry to f.txt; rename its target to an absolute path.
-      const archive = archiveWithTools(stage, [
-        '-P',
-        '--transform=flags=h;s,^f.txt,/etc/hostname,',
-        'f.txt',
-        'g.txt',
-      ]);
+      // g.txt becomes a hard link entry to f.txt; its target is renamed to an absolute path.
+      const archive = hardLinkToAbsolute();
       await refuses(archive, /absolute/, outside, false);
       rmSync(outside, { recursive: true, force: true });
     });
@@ -359,7 +307,7 @@ describe('restoreArchive', { skip }, () => {
       const stage = fresh('stage');
       mkdirSync(join(stage, 'sub'));
       writeFileSync(join(stage, 'sub', 'x.txt'), 'pwned');
-      const archive = archiveWithTools(stage, ['sub/x.txt']);
+      const archive = toolArchive(stage, ['sub/x.txt']);
       const dest = fresh('dest');
       symlinkSync(outside, join(dest, 'sub'));
       await assert.rejects(restore(archive, dest), UnsafeEntryError);
@@ -372,7 +320,7 @@ describe('restoreArchive', { skip }, () => {
       const outside = outsideDir();
       const stage = fresh('stage');
       execFileSync('mkfifo', [join(stage, 'pipe')]);
-      const archive = archiveWithTools(stage, ['pipe']);
+      const archive = toolArchive(stage, ['pipe']);
       const dest = await refuses(archive, /FIFO|special|device/i, outside);
       assert.throws(() => lstatSync(join(dest, 'pipe')), { code: 'ENOENT' });
       rmSync(outside, { recursive: true, force: true });
@@ -380,7 +328,7 @@ describe('restoreArchive', { skip }, () => {
 
     test('a character device', async () => {
       const outside = outsideDir();
-      const archive = archiveWithTools('/', ['-P', '--transform=s,^/dev/null,null,', '/dev/null']);
+      const archive = toolArchive('/', ['-P', '--transform=s,^/dev/null,null,', '/dev/null']);
       const dest = await refuses(archive, /device|special/i, outside);
       assert.throws(() => lstatSync(join(dest, 'null')), { code: 'ENOENT' });
       rmSync(outside, { recursive: true, force: true });
@@ -389,7 +337,7 @@ describe('restoreArchive', { skip }, () => {
 
   test('a wrong key fails with an AgeError and writes nothing', async () => {
     const src = makeSource();
-    const archive = archiveWithTools(src, SOURCE_ENTRIES);
+    const archive = toolArchive(src, SOURCE_ENTRIES);
     const dest = fresh('dest');
     writeFileSync(join(dest, 'a.txt'), 'old');
     await assert.rejects(restore(archive, dest, { keys: [generateScoutKey()] }), AgeError);
@@ -407,7 +355,7 @@ describe('restoreArchive', { skip }, () => {
       Buffer.from(Array.from({ length: 300_000 }, (_, i) => (i * 7) % 251)),
     );
     writeFileSync(join(src, 'z.txt'), 'after');
-    const archive = archiveWithTools(src, ['big.bin', 'z.txt']);
+    const archive = toolArchive(src, ['big.bin', 'z.txt']);
     const dest = fresh('dest');
     await assert.rejects(restore(archive.subarray(0, Math.floor(archive.length / 2)), dest), Error);
     assert.deepEqual(tempLeftovers(dest), []);

@@ -19,7 +19,11 @@ let admin: Client;
 let envAdmin: Client;
 
 before(async () => {
-  [scout, envScout] = await Promise.all([startServer('scout'), startServer('scout', { env: ENV })]);
+  // CRON_SCHEDULE '' undoes the test helper's quiet schedule, to see the real default.
+  [scout, envScout] = await Promise.all([
+    startServer('scout', { env: { CRON_SCHEDULE: '' } }),
+    startServer('scout', { env: ENV }),
+  ]);
   [admin, envAdmin] = await Promise.all([adminClient(scout.url), adminClient(envScout.url)]);
 });
 

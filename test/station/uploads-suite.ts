@@ -15,7 +15,8 @@ import { createHash, randomBytes } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { adminClient, Client } from '../helpers/http.ts';
+import { expectIsoNear } from '../helpers/assertions.ts';
+import { adminClient, Client, parseBody } from '../helpers/http.ts';
 import type { TestServer } from '../helpers/server.ts';
 import {
   type ArchiveMeta,
@@ -24,6 +25,7 @@ import {
   finalize,
   initiate,
   putChunk,
+  sendChunks,
   sha256,
 } from '../helpers/uploads.ts';
 
@@ -101,16 +103,6 @@ function assertOk(reply: AnyReply, statusOrMessage: number | string = 200): void
   assert.equal(reply.status, status, `${why}expected ${status}, got ${reply.status}: ${show(reply)}`);
 }
 
-function expectIsoNear(value: unknown, expectedMs: number, toleranceMs: number, what: string): void {
-  assert.equal(typeof value, 'string', `${what} is an ISO timestamp: ${JSON.stringify(value)}`);
-  const ms = Date.parse(value as string);
-  assert.ok(Number.isFinite(ms), `${what} parses: ${value}`);
-  assert.ok(
-    Math.abs(ms - expectedMs) <= toleranceMs,
-    `${what} ${value} is not within ${toleranceMs} ms of ${new Date(expectedMs).toISOString()}`,
-  );
-}
-
 /** A revoked token leaves the list, or stays marked as revoked (the spec leaves that open). */
 function assertGoneOrRevoked(entry: CredentialEntry | undefined): void {
   if (entry === undefined) return;
@@ -178,13 +170,7 @@ async function rawRequest(
   if (body !== undefined) h['content-type'] ??= 'application/json';
   const res = await fetch(`${url}${path}`, { method, headers: h, body });
   const text = await res.text();
-  let parsed: Json = text;
-  try {
-    parsed = text ? JSON.parse(text) : null;
-  } catch {
-    parsed = text;
-  }
-  return { status: res.status, body: parsed, text };
+  return { status: res.status, body: parseBody(text), text };
 }
 
 export function uploadsSuite(label: string, start: StartStation): void {
@@ -251,18 +237,15 @@ export function uploadsSuite(label: string, start: StartStation): void {
       const started = await initiate(url, token, meta);
       assertOk(started);
       assert.equal(started.body.status, 'receiving', JSON.stringify(started.body));
-      let offset: number = started.body.next_offset;
-      while (offset < data.length) {
-        const reply = await putChunk(
-          url,
-          token,
-          started.body.upload_id,
-          offset,
-          data.subarray(offset, offset + chunkSize),
-        );
-        assertOk(reply);
-        offset = reply.body.next_offset;
-      }
+      await sendChunks(
+        url,
+        token,
+        started.body.upload_id,
+        data,
+        started.body.next_offset,
+        chunkSize,
+        assertOk,
+      );
       const done = await finalize(url, token, started.body.upload_id);
       assertOk(done);
       assert.equal(done.body.status, 'stored', JSON.stringify(done.body));
@@ -271,6 +254,11 @@ export function uploadsSuite(label: string, start: StartStation): void {
 
     function meta(data: Uint8Array, overrides: Partial<ArchiveMeta>): ArchiveMeta {
       return archiveMeta(data, { timestamp: nextTimestamp(), ...overrides });
+    }
+
+    /** Initiates an upload of `size` random bytes on `main` as `scout`/`inst` with `token`. */
+    function initiateAs(token: string, scout: string, inst: string, size = 500) {
+      return initiate(main.url, token, meta(randomBytes(size), { scout_id: scout, scout_instance_id: inst }));
     }
 
     before(async () => {
@@ -497,24 +485,11 @@ export function uploadsSuite(label: string, start: StartStation): void {
         const scout = unique('shared-revoke');
         const instances = [instanceId(), instanceId(), instanceId()];
         for (const inst of instances) {
-          assertOk(
-            await initiate(
-              main.url,
-              credential,
-              meta(randomBytes(500), { scout_id: scout, scout_instance_id: inst }),
-            ),
-          );
+          assertOk(await initiateAs(credential, scout, inst));
         }
         assertOk(await admin.delete(`/api/credentials/${hash}`));
         for (const inst of instances) {
-          assertError(
-            await initiate(
-              main.url,
-              credential,
-              meta(randomBytes(500), { scout_id: scout, scout_instance_id: inst }),
-            ),
-            401,
-          );
+          assertError(await initiateAs(credential, scout, inst), 401);
         }
       });
 
@@ -523,52 +498,26 @@ export function uploadsSuite(label: string, start: StartStation): void {
         // A normal token bound to one instance.
         const single = await mint(admin, {});
         const a = instanceId();
-        assertOk(
-          await initiate(
-            main.url,
-            single.credential,
-            meta(randomBytes(500), { scout_id: scout, scout_instance_id: a }),
-          ),
-        );
+        assertOk(await initiateAs(single.credential, scout, a));
         const one = await admin.delete(`/api/credentials/instances/${scout}/${a}`);
         assertOk(one);
         assert.equal(one.body.revoked_rows, 1, one.text);
         assert.equal(one.body.affected_instances, 1, one.text);
-        assertError(
-          await initiate(
-            main.url,
-            single.credential,
-            meta(randomBytes(500), { scout_id: scout, scout_instance_id: a }),
-          ),
-          401,
-        );
+        assertError(await initiateAs(single.credential, scout, a), 401);
 
         // A shared token bound to two instances: revoking through one stops both.
         const shared = await mint(admin, { shared: true, max_registrations: 4 });
         const b1 = instanceId();
         const b2 = instanceId();
         for (const inst of [b1, b2]) {
-          assertOk(
-            await initiate(
-              main.url,
-              shared.credential,
-              meta(randomBytes(500), { scout_id: scout, scout_instance_id: inst }),
-            ),
-          );
+          assertOk(await initiateAs(shared.credential, scout, inst));
         }
         const both = await admin.delete(`/api/credentials/instances/${scout}/${b1}`);
         assertOk(both);
         assert.equal(both.body.revoked_rows, 1, both.text);
         assert.equal(both.body.affected_instances, 2, both.text);
         for (const inst of [b1, b2]) {
-          assertError(
-            await initiate(
-              main.url,
-              shared.credential,
-              meta(randomBytes(500), { scout_id: scout, scout_instance_id: inst }),
-            ),
-            401,
-          );
+          assertError(await initiateAs(shared.credential, scout, inst), 401);
         }
         assertGoneOrRevoked(await listEntry(shared.hash));
 
@@ -610,37 +559,10 @@ export function uploadsSuite(label: string, start: StartStation): void {
         const { credential, hash } = await mint(admin, {});
         const scout = unique('bind');
         const first = instanceId();
-        assertOk(
-          await initiate(
-            main.url,
-            credential,
-            meta(randomBytes(500), { scout_id: scout, scout_instance_id: first }),
-          ),
-        );
-        assertOk(
-          await initiate(
-            main.url,
-            credential,
-            meta(randomBytes(500), { scout_id: scout, scout_instance_id: first }),
-          ),
-          'the bound instance keeps using it',
-        );
-        assertError(
-          await initiate(
-            main.url,
-            credential,
-            meta(randomBytes(500), { scout_id: scout, scout_instance_id: instanceId() }),
-          ),
-          409,
-        );
-        assertError(
-          await initiate(
-            main.url,
-            credential,
-            meta(randomBytes(500), { scout_id: unique('bind'), scout_instance_id: first }),
-          ),
-          409,
-        );
+        assertOk(await initiateAs(credential, scout, first));
+        assertOk(await initiateAs(credential, scout, first), 'the bound instance keeps using it');
+        assertError(await initiateAs(credential, scout, instanceId()), 409);
+        assertError(await initiateAs(credential, unique('bind'), first), 409);
         const entry = await requireEntry(hash);
         assert.ok(Array.isArray(entry.registrations), `registrations listed: ${JSON.stringify(entry)}`);
         assert.equal(entry.registrations?.length, 1);
@@ -676,22 +598,9 @@ export function uploadsSuite(label: string, start: StartStation): void {
         assert.deepEqual([...bound].sort(), [...winners].sort());
 
         // The winners keep working; a loser is still refused.
-        assertOk(
-          await initiate(
-            main.url,
-            credential,
-            meta(randomBytes(300), { scout_id: scout, scout_instance_id: winners[0] }),
-          ),
-        );
+        assertOk(await initiateAs(credential, scout, winners[0] as string, 300));
         const loser = instances.find((_, i) => replies[i]?.status === 409) ?? instanceId();
-        assertError(
-          await initiate(
-            main.url,
-            credential,
-            meta(randomBytes(300), { scout_id: scout, scout_instance_id: loser }),
-          ),
-          409,
-        );
+        assertError(await initiateAs(credential, scout, loser, 300), 409);
       });
 
       test('deleting an instance does not revoke its token', async () => {
@@ -719,14 +628,7 @@ export function uploadsSuite(label: string, start: StartStation): void {
         );
         assert.match(restored.stored_as, STORED_NAME);
         // Still bound to that instance only.
-        assertError(
-          await initiate(
-            main.url,
-            credential,
-            meta(randomBytes(500), { scout_id: scout, scout_instance_id: instanceId() }),
-          ),
-          409,
-        );
+        assertError(await initiateAs(credential, scout, instanceId()), 409);
       });
     });
 
