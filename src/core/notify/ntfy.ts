@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { httpUrlField } from '../../shared/http-url.ts';
 import { logger } from '../log.ts';
 import type { SettingsStore } from '../settings/settings-store.ts';
 import { renderTemplate } from './template.ts';
@@ -27,17 +28,7 @@ export interface NotifyEvent {
   [fact: string]: string | number | boolean | string[] | undefined;
 }
 
-const url = z
-  .string()
-  .trim()
-  .refine((value) => {
-    if (value === '') return true;
-    try {
-      return ['http:', 'https:'].includes(new URL(value).protocol);
-    } catch {
-      return false;
-    }
-  }, 'ntfy_url must be an http:// or https:// address (e.g. https://ntfy.sh)');
+const url = httpUrlField('ntfy_url must be an http:// or https:// address (e.g. https://ntfy.sh)');
 
 /** The fields of a role's ntfy section: the Station adds its filters. */
 export function ntfySchema(withFilters: boolean) {

@@ -3,21 +3,12 @@ import { validate as validCron } from 'node-cron';
 import { z } from 'zod';
 import { ConfigError, type ScoutConfig } from '../../core/config.ts';
 import type { SettingsStore } from '../../core/settings/settings-store.ts';
+import { httpUrlField } from '../../shared/http-url.ts';
 import { isNamespaceComponent, NAMESPACE_RULE } from '../../shared/namespace.ts';
 
 export const DEFAULT_CRON_SCHEDULE = '0 * * * *';
 
-const stationUrl = z
-  .string()
-  .trim()
-  .refine((value) => {
-    if (value === '') return true;
-    try {
-      return ['http:', 'https:'].includes(new URL(value).protocol);
-    } catch {
-      return false;
-    }
-  }, 'station_url must be an http:// or https:// address');
+const stationUrl = httpUrlField('station_url must be an http:// or https:// address');
 
 /** What an admin may set. Omitted fields fall back to the environment, then the defaults. */
 export const ScoutSettingsInput = z.strictObject({

@@ -6,6 +6,7 @@ import { z } from 'zod';
 import { badRequest } from '../../core/errors.ts';
 import type { AppEnv } from '../../core/http/app-env.ts';
 import { readJson } from '../../core/http/json-body.ts';
+import { isHttpUrl } from '../../shared/http-url.ts';
 import { isNamespaceComponent, NAMESPACE_RULE } from '../../shared/namespace.ts';
 import type { StationServices } from '../services.ts';
 import { stationToken } from './station-token-auth.ts';
@@ -20,14 +21,6 @@ function validTimestamp(value: string): boolean {
   if (!/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$/.test(value)) return false;
   const date = new Date(value);
   return !Number.isNaN(date.getTime()) && date.toISOString().replace('.000Z', 'Z') === value;
-}
-
-function httpUrl(value: string): boolean {
-  try {
-    return ['http:', 'https:'].includes(new URL(value).protocol);
-  } catch {
-    return false;
-  }
 }
 
 export const InitiateSchema = z.object({
@@ -52,7 +45,7 @@ export const InitiateSchema = z.object({
     .optional(),
   advertised_url: z
     .string()
-    .refine(httpUrl, 'advertised_url must be an http:// or https:// address')
+    .refine(isHttpUrl, 'advertised_url must be an http:// or https:// address')
     .optional(),
 });
 
