@@ -1,4 +1,5 @@
 import { and, desc, eq, ne, sql } from 'drizzle-orm';
+import { settings } from '../../core/db/core-tables.pg.ts';
 import type { StationDb } from '../db/open.ts';
 import { instances, snapshots } from '../db/station-tables.ts';
 
@@ -50,8 +51,30 @@ export function unusualReason(
   return null;
 }
 
+const VERSION_KEY = 'snapshot_index_version';
+
 export function createSnapshotIndex(db: StationDb) {
+  /**
+   * Every change to the index bumps a counter in the database, so a reader (the overview)
+   * can tell in one cheap query whether what it built before is still current — also when
+   * several Station processes share the database.
+   */
+  async function bump(): Promise<void> {
+    await db
+      .insert(settings)
+      .values({ key: VERSION_KEY, value: '1' })
+      .onConflictDoUpdate({
+        target: settings.key,
+        set: { value: sql`(${settings.value}::bigint + 1)::text` },
+      });
+  }
+
   return {
+    async version(): Promise<string> {
+      const [row] = await db.select().from(settings).where(eq(settings.key, VERSION_KEY));
+      return row?.value ?? '0';
+    },
+
     async newest(ref: JobRef): Promise<SnapshotRow | undefined> {
       const [row] = await db
         .select()
@@ -106,6 +129,7 @@ export function createSnapshotIndex(db: StationDb) {
           target: [snapshots.scoutId, snapshots.scoutInstanceId, snapshots.jobName, snapshots.filename],
           set: { ...row },
         });
+      await bump();
     },
 
     /** Adds rows found on disk, in batches (start-up indexing of many files). */
@@ -116,6 +140,7 @@ export function createSnapshotIndex(db: StationDb) {
           .values(rows.slice(i, i + 500))
           .onConflictDoNothing();
       }
+      await bump();
     },
 
     async remove(ref: JobRef, filename: string): Promise<boolean> {
@@ -123,6 +148,7 @@ export function createSnapshotIndex(db: StationDb) {
         .delete(snapshots)
         .where(and(sameJob(ref), eq(snapshots.filename, filename)))
         .returning({ filename: snapshots.filename });
+      await bump();
       return gone.length > 0;
     },
 
@@ -131,6 +157,7 @@ export function createSnapshotIndex(db: StationDb) {
         .update(snapshots)
         .set({ missing })
         .where(and(sameJob(ref), eq(snapshots.filename, filename)));
+      await bump();
     },
 
     /** Snapshots of the job beyond the newest `keep`, never `protect` (the one just stored). */
@@ -188,6 +215,7 @@ export function createSnapshotIndex(db: StationDb) {
       await db
         .delete(instances)
         .where(and(eq(instances.scoutId, scoutId), eq(instances.scoutInstanceId, instanceId)));
+      await bump();
       return gone.length;
     },
 
@@ -224,6 +252,7 @@ export function createSnapshotIndex(db: StationDb) {
           lastSeenAt: now,
         })
         .onConflictDoUpdate({ target: [instances.scoutId, instances.scoutInstanceId], set });
+      await bump();
     },
   };
 }
