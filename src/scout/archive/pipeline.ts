@@ -57,7 +57,7 @@ export async function writeArchive(options: ArchiveOptions): Promise<ArchiveResu
       onWarning: options.onWarning,
       followSymlinks: options.followSymlinks,
     }),
-    { objectMode: false, highWaterMark: 4 * 1024 * 1024 },
+    { objectMode: false, highWaterMark: 1024 * 1024 },
   );
   const counter = byteCounter((bytes) => options.onProgress?.(bytes));
   const output = measure();
