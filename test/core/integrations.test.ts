@@ -2,14 +2,14 @@
 // test send to a local receiver), /api/hooks (commands, script files), /api/certificates
 // (CA PEM files made with `openssl`), and who may use them (scopes, non-admin accounts).
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { ADMIN_PASSWORD, adminClient, Client, mintAutomationToken, type Reply } from '../helpers/http.ts';
+import { expectStatus } from '../helpers/assertions.ts';
+import { adminClient, Client, mintAutomationToken, userClient } from '../helpers/http.ts';
+import { makeCa, makePki, type Pki } from '../helpers/pki.ts';
+import { type Receiver, startReceiver } from '../helpers/receiver.ts';
 import { freePort, type Role, startServer, type TestServer } from '../helpers/server.ts';
 
 /** A listed file or certificate. */
@@ -17,122 +17,12 @@ interface Named {
   filename: string;
 }
 
-// ---------------------------------------------------------------------------------------------
-// A local stand-in for an ntfy server: records every request.
+const filenames = (list: Named[]) => list.map((e) => e.filename);
 
-interface Received {
-  method: string;
-  url: string;
-  headers: IncomingHttpHeaders;
-  body: string;
-}
-
-interface Receiver {
-  url: string;
-  messages: Received[];
-  close(): Promise<void>;
-}
-
-async function startReceiver(): Promise<Receiver> {
-  const messages: Received[] = [];
-  const server: Server = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      messages.push({
-        method: req.method ?? '',
-        url: req.url ?? '',
-        headers: req.headers,
-        body: Buffer.concat(chunks).toString('utf8'),
-      });
-      // A topic named "broken" answers like a failing ntfy server.
-      const broken = req.url === '/broken';
-      res.writeHead(broken ? 500 : 200, { 'content-type': 'application/json' });
-      res.end(broken ? '{"error":"boom"}' : '{"id":"x","event":"message"}');
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  return {
-    url: `http://127.0.0.1:${port}`,
-    messages,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  };
-}
-
-// ---------------------------------------------------------------------------------------------
-// A private CA and a leaf certificate it signed, made with the `openssl` program.
-
+// A private CA, a leaf certificate it signed and a second CA, made with the `openssl` program.
 const work = mkdtempSync(join(tmpdir(), 'backupd-integrations-'));
-
-function makeCertificates(dir: string): { ca: string; leaf: string; otherCa: string } {
-  const run = (args: string[]) => execFileSync('openssl', args, { cwd: dir, stdio: 'pipe' });
-  const caArgs = (name: string, cn: string) => [
-    'req',
-    '-x509',
-    '-newkey',
-    'rsa:2048',
-    '-nodes',
-    '-keyout',
-    `${name}.key`,
-    '-out',
-    `${name}.pem`,
-    '-days',
-    '30',
-    '-subj',
-    `/CN=${cn}`,
-    '-addext',
-    'basicConstraints=critical,CA:TRUE',
-    '-addext',
-    'keyUsage=critical,keyCertSign,cRLSign',
-  ];
-  run(caArgs('ca', 'Test CA'));
-  run(caArgs('other-ca', 'Other Test CA'));
-  run([
-    'req',
-    '-newkey',
-    'rsa:2048',
-    '-nodes',
-    '-keyout',
-    'leaf.key',
-    '-out',
-    'leaf.csr',
-    '-subj',
-    '/CN=leaf',
-  ]);
-  writeFileSync(
-    join(dir, 'leaf.ext'),
-    'basicConstraints=critical,CA:FALSE\nsubjectAltName=IP:127.0.0.1\nextendedKeyUsage=serverAuth\n',
-  );
-  run([
-    'x509',
-    '-req',
-    '-in',
-    'leaf.csr',
-    '-CA',
-    'ca.pem',
-    '-CAkey',
-    'ca.key',
-    '-CAcreateserial',
-    '-out',
-    'leaf.pem',
-    '-days',
-    '30',
-    '-extfile',
-    'leaf.ext',
-  ]);
-  return {
-    ca: readFileSync(join(dir, 'ca.pem'), 'utf8'),
-    otherCa: readFileSync(join(dir, 'other-ca.pem'), 'utf8'),
-    leaf: readFileSync(join(dir, 'leaf.pem'), 'utf8'),
-  };
-}
-
-let pems: { ca: string; leaf: string; otherCa: string };
+let pems: Pki & { otherCa: string };
+// A local stand-in for an ntfy server: records every request; the topic "broken" answers 500.
 let receiver: Receiver;
 
 // ---------------------------------------------------------------------------------------------
@@ -151,31 +41,17 @@ const ctx: Partial<Record<Role, Ctx>> = {};
 async function setUp(role: Role): Promise<Ctx> {
   const server = await startServer(role);
   const admin = await adminClient(server.url);
-  const created = await admin.post('/api/users', {
-    username: 'viewer',
-    password: 'viewer-initial-1',
-    is_admin: false,
-  });
-  assert.equal(created.status, 201, created.text);
-  const viewer = new Client(server.url);
-  assert.equal((await viewer.login('viewer', 'viewer-initial-1')).status, 200);
-  const changed = await viewer.post('/api/session/change-password', {
-    current_password: 'viewer-initial-1',
-    new_password: ADMIN_PASSWORD,
-    confirm_new_password: ADMIN_PASSWORD,
-  });
-  assert.equal(changed.status, 200, changed.text);
   return {
     server,
     admin,
-    viewer,
+    viewer: await userClient(admin, 'viewer', 'viewer-initial-1'),
     readToken: await mintAutomationToken(admin, ['read']),
     manageToken: await mintAutomationToken(admin, ['manage']),
   };
 }
 
 before(async () => {
-  pems = makeCertificates(work);
+  pems = { ...makePki(work, 'leaf'), otherCa: makeCa(work, 'other-ca', 'Other Test CA').cert };
   receiver = await startReceiver();
   const [station, scout] = await Promise.all([setUp('station'), setUp('scout')]);
   ctx.station = station;
@@ -187,41 +63,13 @@ after(async () => {
   rmSync(work, { recursive: true, force: true });
 });
 
-function expectStatus(reply: Reply, status: number): void {
-  assert.equal(reply.status, status, `expected ${status}, got ${reply.status}: ${reply.text}`);
-}
+/** Uploads a hook script file (multipart) with the client's cookie or a token. */
+const uploadHook = (client: Client, filename: string, content: string, token?: string) =>
+  client.upload('/api/hooks/files', 'hook_file', filename, content, { token });
 
-function expectDetail(reply: Reply, status: number, detail: RegExp): void {
-  expectStatus(reply, status);
-  assert.equal(typeof reply.body?.detail, 'string', `no string detail in ${reply.text}`);
-  assert.match(reply.body.detail, detail);
-}
-
-/** Sends one file as multipart/form-data (FormData + Blob) with the client's cookie or a token. */
-async function upload(
-  client: Client,
-  path: string,
-  field: string,
-  filename: string,
-  content: string | Uint8Array,
-  token?: string,
-): Promise<Reply> {
-  const form = new FormData();
-  form.append(field, new Blob([content]), filename);
-  const headers: Record<string, string> = {};
-  const cookie = client.cookieHeader();
-  if (cookie) headers.cookie = cookie;
-  if (token) headers.authorization = `Bearer ${token}`;
-  const res = await fetch(`${client.baseUrl}${path}`, { method: 'POST', headers, body: form });
-  const text = await res.text();
-  let body: unknown = text;
-  try {
-    body = text ? JSON.parse(text) : null;
-  } catch {
-    body = text;
-  }
-  return { status: res.status, body, headers: res.headers, text };
-}
+/** Uploads a certificate file (multipart) with the client's cookie or a token. */
+const uploadCertificate = (client: Client, filename: string, pem: string, token?: string) =>
+  client.upload('/api/certificates/files', 'certificate_file', filename, pem, { token });
 
 // ---------------------------------------------------------------------------------------------
 
@@ -283,15 +131,15 @@ for (const role of ['station', 'scout'] as const) {
     test('POST validates: url scheme, topic, unknown fields; nothing is saved on 400', async () => {
       const good = { ntfy_url: 'https://ntfy.example.test', ntfy_topic: 'good', ntfy_message_template: 'x' };
       expectStatus(await c().admin.post('/api/ntfy', good), 200);
-      expectDetail(await c().admin.post('/api/ntfy', { ...good, ntfy_url: 'ftp://x' }), 400, /ntfy_url/);
-      expectDetail(await c().admin.post('/api/ntfy', { ...good, ntfy_url: 'not a url' }), 400, /ntfy_url/);
-      expectDetail(
+      expectStatus(await c().admin.post('/api/ntfy', { ...good, ntfy_url: 'ftp://x' }), 400, /ntfy_url/);
+      expectStatus(await c().admin.post('/api/ntfy', { ...good, ntfy_url: 'not a url' }), 400, /ntfy_url/);
+      expectStatus(
         await c().admin.post('/api/ntfy', { ...good, ntfy_topic: 'bad topic!' }),
         400,
         /ntfy_topic/,
       );
-      expectDetail(await c().admin.post('/api/ntfy', { ...good, ntfy_topic: '../x' }), 400, /ntfy_topic/);
-      expectDetail(
+      expectStatus(await c().admin.post('/api/ntfy', { ...good, ntfy_topic: '../x' }), 400, /ntfy_topic/);
+      expectStatus(
         await c().admin.post('/api/ntfy', { ...good, ntfy_topic: 'a'.repeat(65) }),
         400,
         /ntfy_topic/,
@@ -440,17 +288,17 @@ for (const role of ['station', 'scout'] as const) {
 
     test('a hook file is uploaded, listed, read and deleted', async () => {
       const script = '#!/bin/sh\necho "hello from the hook"\n';
-      const created = await upload(c().admin, '/api/hooks/files', 'hook_file', 'notify.sh', script);
+      const created = await uploadHook(c().admin, 'notify.sh', script);
       expectStatus(created, 201);
       const list = await c().admin.get('/api/hooks');
-      const names = list.body.files.map((f: Named) => f.filename);
+      const names = filenames(list.body.files);
       assert.deepEqual(names, ['notify.sh']);
       const read = await c().admin.get('/api/hooks/files/notify.sh');
       expectStatus(read, 200);
       assert.deepEqual(read.body, { filename: 'notify.sh', content: script });
 
       // A second upload under the same name replaces the content.
-      expectStatus(await upload(c().admin, '/api/hooks/files', 'hook_file', 'notify.sh', 'echo v2\n'), 201);
+      expectStatus(await uploadHook(c().admin, 'notify.sh', 'echo v2\n'), 201);
       assert.equal((await c().admin.get('/api/hooks/files/notify.sh')).body.content, 'echo v2\n');
 
       const deleted = await c().admin.delete('/api/hooks/files/notify.sh');
@@ -462,14 +310,14 @@ for (const role of ['station', 'scout'] as const) {
 
     test('unsafe file names and malformed uploads are refused', async () => {
       for (const name of ['../x', '.hidden', 'a/b', '..']) {
-        const reply = await upload(c().admin, '/api/hooks/files', 'hook_file', name, 'echo x\n');
+        const reply = await uploadHook(c().admin, name, 'echo x\n');
         expectStatus(reply, 400);
       }
       expectStatus(await c().admin.get('/api/hooks/files/.hidden'), 400);
       expectStatus(await c().admin.get('/api/hooks/files/..%2Fx'), 400);
       expectStatus(await c().admin.delete('/api/hooks/files/.hidden'), 400);
       // Wrong field name, and JSON instead of multipart.
-      expectStatus(await upload(c().admin, '/api/hooks/files', 'other_field', 'ok.sh', 'echo x\n'), 400);
+      expectStatus(await c().admin.upload('/api/hooks/files', 'other_field', 'ok.sh', 'echo x\n'), 400);
       expectStatus(await c().admin.post('/api/hooks/files', { hook_file: 'echo x' }), 400);
       assert.deepEqual((await c().admin.get('/api/hooks')).body.files, []);
     });
@@ -477,13 +325,7 @@ for (const role of ['station', 'scout'] as const) {
 
   describe(`${role}: /api/certificates`, () => {
     test('a CA PEM is accepted and listed with subject, issuer and expiry', async () => {
-      const reply = await upload(
-        c().admin,
-        '/api/certificates/files',
-        'certificate_file',
-        'test-ca.pem',
-        pems.ca,
-      );
+      const reply = await uploadCertificate(c().admin, 'test-ca.pem', pems.ca);
       expectStatus(reply, 201);
       const list = await c().admin.get('/api/certificates');
       expectStatus(list, 200);
@@ -500,57 +342,29 @@ for (const role of ['station', 'scout'] as const) {
     });
 
     test('a leaf certificate is refused as not a CA; a non-PEM file is refused', async () => {
-      const leaf = await upload(
+      const leaf = await uploadCertificate(c().admin, 'leaf.pem', pems.leaf);
+      expectStatus(leaf, 400, /CA/);
+      const junk = await uploadCertificate(c().admin, 'junk.pem', 'this is not a certificate\n');
+      expectStatus(junk, 400, /PEM|certificate/i);
+      const broken = await uploadCertificate(
         c().admin,
-        '/api/certificates/files',
-        'certificate_file',
-        'leaf.pem',
-        pems.leaf,
-      );
-      expectDetail(leaf, 400, /CA/);
-      const junk = await upload(
-        c().admin,
-        '/api/certificates/files',
-        'certificate_file',
-        'junk.pem',
-        'this is not a certificate\n',
-      );
-      expectDetail(junk, 400, /PEM|certificate/i);
-      const broken = await upload(
-        c().admin,
-        '/api/certificates/files',
-        'certificate_file',
         'broken.pem',
         '-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n',
       );
       expectStatus(broken, 400);
-      const unsafe = await upload(
-        c().admin,
-        '/api/certificates/files',
-        'certificate_file',
-        '../ca.pem',
-        pems.ca,
-      );
+      const unsafe = await uploadCertificate(c().admin, '../ca.pem', pems.ca);
       expectStatus(unsafe, 400);
-      const names = (await c().admin.get('/api/certificates')).body.certificates.map(
-        (e: Named) => e.filename,
-      );
+      const names = filenames((await c().admin.get('/api/certificates')).body.certificates);
       assert.deepEqual(names, ['test-ca.pem'], 'nothing refused was stored');
     });
 
     test('a certificate is deleted', async () => {
-      const added = await upload(
-        c().admin,
-        '/api/certificates/files',
-        'certificate_file',
-        'other-ca.pem',
-        pems.otherCa,
-      );
+      const added = await uploadCertificate(c().admin, 'other-ca.pem', pems.otherCa);
       expectStatus(added, 201);
-      let names = (await c().admin.get('/api/certificates')).body.certificates.map((e: Named) => e.filename);
+      let names = filenames((await c().admin.get('/api/certificates')).body.certificates);
       assert.deepEqual(names.sort(), ['other-ca.pem', 'test-ca.pem']);
       expectStatus(await c().admin.delete('/api/certificates/files/other-ca.pem'), 200);
-      names = (await c().admin.get('/api/certificates')).body.certificates.map((e: Named) => e.filename);
+      names = filenames((await c().admin.get('/api/certificates')).body.certificates);
       assert.deepEqual(names, ['test-ca.pem']);
       expectStatus(await c().admin.delete('/api/certificates/files/other-ca.pem'), 404);
     });
@@ -559,7 +373,7 @@ for (const role of ['station', 'scout'] as const) {
   describe(`${role}: access`, () => {
     test('a read token gets 403 on ntfy, hooks and certificates; a manage token gets 200', async () => {
       const { admin, readToken, manageToken } = c();
-      expectStatus(await upload(admin, '/api/hooks/files', 'hook_file', 'probe.sh', 'echo\n'), 201);
+      expectStatus(await uploadHook(admin, 'probe.sh', 'echo\n'), 201);
       const reads = ['/api/ntfy', '/api/hooks', '/api/certificates', '/api/hooks/files/probe.sh'];
       for (const path of reads) {
         const denied = await admin.get(path, { token: readToken });
@@ -570,18 +384,12 @@ for (const role of ['station', 'scout'] as const) {
       expectStatus(await admin.post('/api/ntfy', {}, { token: readToken }), 403);
       expectStatus(await admin.post('/api/ntfy/test', {}, { token: readToken }), 403);
       expectStatus(await admin.post('/api/hooks', {}, { token: readToken }), 403);
-      expectStatus(await upload(admin, '/api/hooks/files', 'hook_file', 'r.sh', 'x', readToken), 403);
+      expectStatus(await uploadHook(admin, 'r.sh', 'x', readToken), 403);
       expectStatus(await admin.delete('/api/hooks/files/probe.sh', { token: readToken }), 403);
-      expectStatus(
-        await upload(admin, '/api/certificates/files', 'certificate_file', 'r.pem', pems.otherCa, readToken),
-        403,
-      );
+      expectStatus(await uploadCertificate(admin, 'r.pem', pems.otherCa, readToken), 403);
       expectStatus(await admin.delete('/api/certificates/files/test-ca.pem', { token: readToken }), 403);
       // A manage token may write too.
-      expectStatus(
-        await upload(admin, '/api/hooks/files', 'hook_file', 'm.sh', 'echo m\n', manageToken),
-        201,
-      );
+      expectStatus(await uploadHook(admin, 'm.sh', 'echo m\n', manageToken), 201);
       expectStatus(await admin.delete('/api/hooks/files/m.sh', { token: manageToken }), 200);
       // Without any sign-in.
       const anonymous = new Client(c().server.url);
@@ -593,12 +401,9 @@ for (const role of ['station', 'scout'] as const) {
       expectStatus(await viewer.post('/api/ntfy', { ntfy_url: '', ntfy_topic: '' }), 403);
       expectStatus(await viewer.post('/api/ntfy/test', { ntfy_url: receiver.url, ntfy_topic: 'v' }), 403);
       expectStatus(await viewer.post('/api/hooks', { [hookFields.pre]: 'touch /tmp/owned' }), 403);
-      expectStatus(await upload(viewer, '/api/hooks/files', 'hook_file', 'v.sh', 'echo v\n'), 403);
+      expectStatus(await uploadHook(viewer, 'v.sh', 'echo v\n'), 403);
       expectStatus(await viewer.delete('/api/hooks/files/probe.sh'), 403);
-      expectStatus(
-        await upload(viewer, '/api/certificates/files', 'certificate_file', 'v.pem', pems.otherCa),
-        403,
-      );
+      expectStatus(await uploadCertificate(viewer, 'v.pem', pems.otherCa), 403);
       expectStatus(await viewer.delete('/api/certificates/files/test-ca.pem'), 403);
       // Session access: settings and hook settings for every signed-in account.
       expectStatus(await viewer.get('/api/ntfy'), 200);
@@ -617,24 +422,18 @@ for (const role of ['station', 'scout'] as const) {
       const ntfy = { ntfy_url: receiver.url, ntfy_topic: 'persist', ntfy_message_template: '{{title}}' };
       expectStatus(await c().admin.post('/api/ntfy', ntfy), 200);
       expectStatus(await c().admin.post('/api/hooks', { [hookFields.pre]: 'true' }), 200);
-      expectStatus(await upload(c().admin, '/api/hooks/files', 'hook_file', 'kept.sh', 'echo kept\n'), 201);
+      expectStatus(await uploadHook(c().admin, 'kept.sh', 'echo kept\n'), 201);
       const current = c();
       current.server = await current.server.restart();
       current.admin = await adminClient(current.server.url);
       const certs = await current.admin.get('/api/certificates');
       expectStatus(certs, 200);
-      assert.deepEqual(
-        certs.body.certificates.map((e: Named) => e.filename),
-        ['test-ca.pem'],
-      );
+      assert.deepEqual(filenames(certs.body.certificates), ['test-ca.pem']);
       assert.match(certs.body.certificates[0].subject, /CN=Test CA/);
       assert.deepEqual((await current.admin.get('/api/ntfy')).body.settings, { ...emptyNtfy, ...ntfy });
       const hooks = await current.admin.get('/api/hooks');
       assert.equal(hooks.body[hookFields.pre], 'true');
-      assert.deepEqual(
-        hooks.body.files.map((f: Named) => f.filename),
-        ['kept.sh'],
-      );
+      assert.deepEqual(filenames(hooks.body.files), ['kept.sh']);
       assert.equal((await current.admin.get('/api/hooks/files/kept.sh')).body.content, 'echo kept\n');
     });
   });

@@ -4,181 +4,32 @@
 // job), and a Station behind an HTTPS reverse proxy whose private CA the Scout learns
 // through /api/certificates/files without a restart.
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer, request as httpRequest, type IncomingHttpHeaders, type Server } from 'node:http';
-import { createServer as createHttpsServer } from 'node:https';
-import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { adminClient, type Client, type Reply } from '../helpers/http.ts';
-import { startServer, type TestServer } from '../helpers/server.ts';
+import { expectStatus } from '../helpers/assertions.ts';
+import { buildTree } from '../helpers/files.ts';
+import type { Client } from '../helpers/http.ts';
+import { makePki } from '../helpers/pki.ts';
+import { type Receiver, settle, startReceiver } from '../helpers/receiver.ts';
+import * as scouts from '../helpers/scout.ts';
+import type { TestServer } from '../helpers/server.ts';
+import { startTlsProxy } from '../helpers/tls-proxy.ts';
 
 const work = mkdtempSync(join(tmpdir(), 'backupd-notify-e2e-'));
 const hookOut = join(work, 'hook-out');
 mkdirSync(hookOut);
 
-// ---------------------------------------------------------------------------------------------
-// Local ntfy stand-ins.
-
-interface Received {
-  method: string;
-  url: string;
-  headers: IncomingHttpHeaders;
-  body: string;
-}
-
-interface Receiver {
-  url: string;
-  messages: Received[];
-  close(): Promise<void>;
-}
-
-async function startReceiver(): Promise<Receiver> {
-  const messages: Received[] = [];
-  const server: Server = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      messages.push({
-        method: req.method ?? '',
-        url: req.url ?? '',
-        headers: req.headers,
-        body: Buffer.concat(chunks).toString('utf8'),
-      });
-      res.writeHead(200, { 'content-type': 'application/json' });
-      res.end('{"id":"x","event":"message"}');
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  return {
-    url: `http://127.0.0.1:${port}`,
-    messages,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  };
-}
-
-// ---------------------------------------------------------------------------------------------
-// A private CA and a server certificate for 127.0.0.1, made with `openssl`.
-
-function makeCertificates(dir: string): { ca: string; leaf: string; leafKey: string } {
-  const run = (args: string[]) => execFileSync('openssl', args, { cwd: dir, stdio: 'pipe' });
-  run([
-    'req',
-    '-x509',
-    '-newkey',
-    'rsa:2048',
-    '-nodes',
-    '-keyout',
-    'ca.key',
-    '-out',
-    'ca.pem',
-    '-days',
-    '30',
-    '-subj',
-    '/CN=Test CA',
-    '-addext',
-    'basicConstraints=critical,CA:TRUE',
-    '-addext',
-    'keyUsage=critical,keyCertSign,cRLSign',
-  ]);
-  run([
-    'req',
-    '-newkey',
-    'rsa:2048',
-    '-nodes',
-    '-keyout',
-    'leaf.key',
-    '-out',
-    'leaf.csr',
-    '-subj',
-    '/CN=127.0.0.1',
-  ]);
-  writeFileSync(
-    join(dir, 'leaf.ext'),
-    'basicConstraints=critical,CA:FALSE\nsubjectAltName=IP:127.0.0.1\nextendedKeyUsage=serverAuth\n',
-  );
-  run([
-    'x509',
-    '-req',
-    '-in',
-    'leaf.csr',
-    '-CA',
-    'ca.pem',
-    '-CAkey',
-    'ca.key',
-    '-CAcreateserial',
-    '-out',
-    'leaf.pem',
-    '-days',
-    '30',
-    '-extfile',
-    'leaf.ext',
-  ]);
-  return {
-    ca: readFileSync(join(dir, 'ca.pem'), 'utf8'),
-    leaf: readFileSync(join(dir, 'leaf.pem'), 'utf8'),
-    leafKey: readFileSync(join(dir, 'leaf.key'), 'utf8'),
-  };
-}
-
-/** An HTTPS reverse proxy to `target` (http), streaming bodies both ways; counts requests. */
-async function startTlsProxy(
-  target: string,
-  cert: string,
-  key: string,
-): Promise<{ url: string; paths: string[]; close(): Promise<void> }> {
-  const upstream = new URL(target);
-  const paths: string[] = [];
-  const server = createHttpsServer({ cert, key }, (req, res) => {
-    paths.push(`${req.method} ${req.url}`);
-    const forward = httpRequest(
-      {
-        host: upstream.hostname,
-        port: upstream.port,
-        method: req.method,
-        path: req.url,
-        headers: req.headers,
-      },
-      (answer) => {
-        res.writeHead(answer.statusCode ?? 502, answer.headers);
-        answer.pipe(res);
-      },
-    );
-    forward.on('error', (error) => {
-      if (!res.headersSent) res.writeHead(502, { 'content-type': 'application/json' });
-      res.end(JSON.stringify({ detail: `proxy: ${error.message}` }));
-    });
-    req.pipe(forward);
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  return {
-    url: `https://127.0.0.1:${port}`,
-    paths,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  };
-}
-
-// ---------------------------------------------------------------------------------------------
-
+// The Station, and the Scout SCOUT_ID that backs up `<scanRoot>/docs` to it with `credential`.
 let station: TestServer;
-let scout: TestServer;
 let stationAdmin: Client;
+let scout: TestServer;
 let scoutAdmin: Client;
-let credential: string;
 let scanRoot: string;
+let credential: string;
 let instanceId: string;
+// Local ntfy stand-ins.
 let stationInbox: Receiver;
 let scoutInbox: Receiver;
 const SCOUT_ID = 'e2e-notify';
@@ -186,47 +37,19 @@ const TEMPLATE = '{{event}} {{job_name}} {{scout_id}} {{filename}}';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-function expectStatus(reply: Reply, status: number): void {
-  assert.equal(reply.status, status, `expected ${status}, got ${reply.status}: ${reply.text}`);
-}
-
-async function waitIdle(): Promise<void> {
-  const deadline = Date.now() + 45_000;
-  while (Date.now() < deadline) {
-    const status = await scoutAdmin.get('/api/status');
-    if (status.body.operation === null && !status.body.run_now_requested) return;
-    await sleep(50);
-  }
-  throw new Error('the Scout did not become idle');
-}
-
-async function runNow(): Promise<void> {
-  const reply = await scoutAdmin.post('/api/run-now');
-  expectStatus(reply, 200);
-  assert.equal(reply.body.status, 'queued');
-  await waitIdle();
-}
-
-async function jobState(relativePath: string) {
-  const list = await scoutAdmin.get('/api/directories');
-  const dir = list.body.directories.find((d: { relative_path: string }) => d.relative_path === relativePath);
-  assert.ok(dir, `job ${relativePath} is listed`);
-  return dir.state;
-}
+/** A cycle on the Scout (run-now, then idle); the TLS test's retries take a while. */
+const runNow = () => scouts.runNow(scoutAdmin, { timeoutMs: 45_000 });
+const jobState = (relativePath: string) => scouts.jobState(scoutAdmin, relativePath);
+const snapshotCount = async (job: string) => (await scouts.snapshotsOf(stationAdmin, job)).length;
+/** Saves the Scout's Station settings (a POST replaces them all). */
+const pointScoutAt = (stationUrl: string) =>
+  scouts.saveStationSettings(scoutAdmin, stationUrl, credential, SCOUT_ID);
 
 let edits = 0;
 /** Changes the docs job's size so the next cycle makes a new snapshot. */
 function changeDocs(): void {
   edits += 1;
   writeFileSync(join(scanRoot, 'docs', 'grow.txt'), 'x'.repeat(edits));
-}
-
-async function snapshotCount(job: string): Promise<number> {
-  const overview = await stationAdmin.get('/api/overview?section=snapshots');
-  let count = 0;
-  for (const s of overview.body.scouts)
-    for (const i of s.instances) for (const j of i.jobs) if (j.job_name === job) count += j.snapshots.length;
-  return count;
 }
 
 /** Waits for up to `ms` for a file to appear; returns its content. */
@@ -250,10 +73,15 @@ function envOf(text: string): Record<string, string> {
   return out;
 }
 
-/** Lets fire-and-forget notifications arrive, then returns the messages received since `from`. */
-async function settle(inbox: Receiver, from: number, ms = 1000): Promise<Received[]> {
-  await sleep(ms);
-  return inbox.messages.slice(from);
+/** A hook command that writes the BACKUPD_* environment to `file`. */
+const envDump = (file: string) => `env | grep ^BACKUPD_ > '${file}'`;
+
+/** Saves hooks whose commands dump the environment to `<hookOut>/<prefix>_pre` and `_post`. */
+async function envDumpHooks(admin: Client, prefix: string, preField: string, postField: string) {
+  const pre = join(hookOut, `${prefix}_pre`);
+  const post = join(hookOut, `${prefix}_post`);
+  expectStatus(await admin.post('/api/hooks', { [preField]: envDump(pre), [postField]: envDump(post) }), 200);
+  return { pre, post };
 }
 
 /** ntfy shows the Title header as sent (it decodes RFC 2047 words, not %XX escapes): plain words. */
@@ -262,31 +90,19 @@ function plainTitle(title: string | string[] | undefined): void {
   assert.doesNotMatch(String(title), /%[0-9A-Fa-f]{2}/, `the title is not percent-encoded: ${title}`);
 }
 
-/** Saves the Scout's Station settings (a POST replaces them all). */
-async function pointScoutAt(stationUrl: string): Promise<void> {
-  const saved = await scoutAdmin.post('/api/settings', {
-    station_url: stationUrl,
-    scout_credential: credential,
-    scout_id: SCOUT_ID,
-  });
-  expectStatus(saved, 200);
-}
-
 describe('notifications, hooks and TLS end to end', () => {
   before(async () => {
     [stationInbox, scoutInbox] = await Promise.all([startReceiver(), startReceiver()]);
-    station = await startServer('station');
-    stationAdmin = await adminClient(station.url);
-    credential = (await stationAdmin.post('/api/credentials/mint', {})).body.credential;
-    const scoutData = mkdtempSync(join(tmpdir(), 'backupd-scout-'));
-    scanRoot = join(scoutData, 'scan');
-    mkdirSync(join(scanRoot, 'docs'), { recursive: true });
-    writeFileSync(join(scanRoot, 'docs', '.upload_dir'), '');
-    writeFileSync(join(scanRoot, 'docs', 'a.txt'), 'alpha');
-    scout = await startServer('scout', { dataDir: scoutData, env: { SCAN_ROOT: scanRoot } });
-    scoutAdmin = await adminClient(scout.url);
-    await pointScoutAt(station.url);
-    instanceId = (await scoutAdmin.get('/api/status')).body.scout_instance_id;
+    ({ server: station, admin: stationAdmin } = await scouts.startStation());
+    ({
+      server: scout,
+      admin: scoutAdmin,
+      scanRoot,
+    } = await scouts.startScout({
+      fill: (root) => buildTree(root, { 'docs/.upload_dir': null, 'docs/a.txt': 'alpha' }),
+    }));
+    credential = await scouts.connectScout(scoutAdmin, stationAdmin, SCOUT_ID);
+    instanceId = (await scouts.scoutStatus(scoutAdmin)).scout_instance_id;
   });
 
   after(async () => {
@@ -306,8 +122,8 @@ describe('notifications, hooks and TLS end to end', () => {
     const from = stationInbox.messages.length;
     await runNow();
     const state = await jobState('docs');
-    assert.equal(state.last_status, 'uploaded', state.last_error);
-    const storedAs: string = state.last_stored_as;
+    assert.equal(state.last_status, 'uploaded', state.last_error ?? undefined);
+    const storedAs = String(state.last_stored_as);
     assert.match(storedAs, /^docs__.+\.tar\.zst$/);
     const got = await settle(stationInbox, from);
     assert.equal(got.length, 1, `one notification, got ${JSON.stringify(got.map((m) => m.body))}`);
@@ -392,7 +208,10 @@ describe('notifications, hooks and TLS end to end', () => {
       // The default template ({{summary}}) names the job, the Scout and the error.
       assert.match(message.body, /docs/);
       assert.match(message.body, new RegExp(SCOUT_ID));
-      assert.ok(message.body.includes(state.last_error), `the error is in the message: ${message.body}`);
+      assert.ok(
+        message.body.includes(String(state.last_error)),
+        `the error is in the message: ${message.body}`,
+      );
       assert.equal(stationInbox.messages.length, stationFrom, 'the refused upload is not a Station event');
     } finally {
       expectStatus(await stationAdmin.post('/api/admin/uploads/resume'), 200);
@@ -405,20 +224,12 @@ describe('notifications, hooks and TLS end to end', () => {
   });
 
   test('Station hooks run around finalize with the facts as BACKUPD_* variables', async () => {
-    const pre = join(hookOut, 'station_pre');
-    const post = join(hookOut, 'station_post');
-    expectStatus(
-      await stationAdmin.post('/api/hooks', {
-        pre_command: `env | grep ^BACKUPD_ > '${pre}'`,
-        post_command: `env | grep ^BACKUPD_ > '${post}'`,
-      }),
-      200,
-    );
+    const { pre, post } = await envDumpHooks(stationAdmin, 'station', 'pre_command', 'post_command');
     const count = await snapshotCount('docs');
     changeDocs();
     await runNow();
     const state = await jobState('docs');
-    assert.equal(state.last_status, 'uploaded', state.last_error);
+    assert.equal(state.last_status, 'uploaded', state.last_error ?? undefined);
     assert.equal(await snapshotCount('docs'), count + 1);
     const preEnv = envOf(await readWhenThere(pre));
     assert.equal(preEnv.BACKUPD_SCOUT_ID, SCOUT_ID);
@@ -436,19 +247,11 @@ describe('notifications, hooks and TLS end to end', () => {
   });
 
   test('Scout hooks run around the job with BACKUPD_JOB_NAME, _RELATIVE_PATH and _STATUS', async () => {
-    const pre = join(hookOut, 'scout_pre');
-    const post = join(hookOut, 'scout_post');
-    expectStatus(
-      await scoutAdmin.post('/api/hooks', {
-        hook_pre_command: `env | grep ^BACKUPD_ > '${pre}'`,
-        hook_post_command: `env | grep ^BACKUPD_ > '${post}'`,
-      }),
-      200,
-    );
+    const { pre, post } = await envDumpHooks(scoutAdmin, 'scout', 'hook_pre_command', 'hook_post_command');
     changeDocs();
     await runNow();
     const state = await jobState('docs');
-    assert.equal(state.last_status, 'uploaded', state.last_error);
+    assert.equal(state.last_status, 'uploaded', state.last_error ?? undefined);
     const preEnv = envOf(await readWhenThere(pre));
     assert.equal(preEnv.BACKUPD_JOB_NAME, 'docs');
     assert.equal(preEnv.BACKUPD_RELATIVE_PATH, 'docs');
@@ -467,7 +270,7 @@ describe('notifications, hooks and TLS end to end', () => {
     expectStatus(
       await scoutAdmin.post('/api/hooks', {
         hook_pre_command: 'echo "database not ready"; exit 3',
-        hook_post_command: `env | grep ^BACKUPD_ > '${post}'`,
+        hook_post_command: envDump(post),
       }),
       200,
     );
@@ -477,8 +280,8 @@ describe('notifications, hooks and TLS end to end', () => {
     await runNow();
     const state = await jobState('docs');
     assert.equal(state.last_status, 'failed');
-    assert.match(state.last_error, /hook/i);
-    assert.match(state.last_error, /\b3\b/, 'the exit code is named');
+    assert.match(String(state.last_error), /hook/i);
+    assert.match(String(state.last_error), /\b3\b/, 'the exit code is named');
     assert.equal(await snapshotCount('docs'), count, 'nothing was uploaded');
     const postEnv = envOf(await readWhenThere(post));
     assert.equal(postEnv.BACKUPD_STATUS, 'failed', 'the post-hook still runs and sees the failure');
@@ -529,7 +332,7 @@ describe('notifications, hooks and TLS end to end', () => {
   });
 
   test('a Station behind HTTPS with a private CA: refused until the CA is uploaded, then used at once', async () => {
-    const pems = makeCertificates(work);
+    const pems = makePki(work);
     const proxy = await startTlsProxy(station.url, pems.leaf, pems.leafKey);
     try {
       await pointScoutAt(proxy.url);
@@ -538,23 +341,22 @@ describe('notifications, hooks and TLS end to end', () => {
       await runNow(); // three retries with 1 + 2 + 4 s of backoff
       const failed = await jobState('docs');
       assert.equal(failed.last_status, 'failed');
-      assert.match(failed.last_error, /reach the Station/i);
-      assert.match(failed.last_error, /certificate/i);
+      assert.match(String(failed.last_error), /reach the Station/i);
+      assert.match(String(failed.last_error), /certificate/i);
       assert.equal(await snapshotCount('docs'), count);
       assert.equal(proxy.paths.length, 0, 'no request got through the TLS handshake');
 
-      const form = new FormData();
-      form.append('certificate_file', new Blob([pems.ca]), 'private-ca.pem');
-      const uploaded = await fetch(`${scout.url}/api/certificates/files`, {
-        method: 'POST',
-        headers: { cookie: scoutAdmin.cookieHeader() },
-        body: form,
-      });
-      assert.equal(uploaded.status, 201, await uploaded.text());
+      const uploaded = await scoutAdmin.upload(
+        '/api/certificates/files',
+        'certificate_file',
+        'private-ca.pem',
+        pems.ca,
+      );
+      expectStatus(uploaded, 201);
 
       await runNow();
       const done = await jobState('docs');
-      assert.equal(done.last_status, 'uploaded', done.last_error);
+      assert.equal(done.last_status, 'uploaded', done.last_error ?? undefined);
       assert.equal(await snapshotCount('docs'), count + 1);
       assert.ok(
         proxy.paths.some((p) => p.startsWith('POST /backup/uploads/initiate')),

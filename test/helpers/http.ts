@@ -57,9 +57,11 @@ export class Client {
     const headers: Record<string, string> = { ...options.headers };
     if (this.cookies.size > 0) headers.cookie = this.cookieHeader();
     if (options.token) headers.authorization = `Bearer ${options.token}`;
-    let payload: string | undefined = options.raw;
-    if (payload === undefined && body !== undefined) payload = JSON.stringify(body);
-    if (payload !== undefined) headers['content-type'] ??= 'application/json';
+    // FormData goes out as multipart/form-data (fetch sets the boundary); anything else as JSON.
+    let payload: string | FormData | undefined = options.raw;
+    if (payload === undefined && body instanceof FormData) payload = body;
+    else if (payload === undefined && body !== undefined) payload = JSON.stringify(body);
+    if (typeof payload === 'string') headers['content-type'] ??= 'application/json';
     const res = await fetch(`${this.baseUrl}${path}`, { method, headers, body: payload });
     for (const line of res.headers.getSetCookie()) {
       const [pair = '', ...attrs] = line.split(';');
@@ -87,6 +89,19 @@ export class Client {
   }
   delete<T = any>(path: string, options?: RequestOptions) {
     return this.request<T>('DELETE', path, undefined, options);
+  }
+
+  /** POSTs one file as multipart/form-data (FormData + Blob) under the form field `field`. */
+  upload<T = any>(
+    path: string,
+    field: string,
+    filename: string,
+    content: string | Uint8Array,
+    options?: RequestOptions,
+  ) {
+    const form = new FormData();
+    form.append(field, new Blob([content]), filename);
+    return this.request<T>('POST', path, form, options);
   }
 
   async login(username: string, password: string): Promise<Reply> {
@@ -132,4 +147,28 @@ export async function mintAutomationToken(
   });
   if (reply.status !== 201) throw new Error(`token create failed: ${reply.status} ${reply.text}`);
   return reply.body.token;
+}
+
+/**
+ * Creates a non-admin account through an admin session, signs it in on `admin`'s server with
+ * `initialPassword` and completes the forced password change to `password`; returns its client.
+ */
+export async function userClient(
+  admin: Client,
+  username: string,
+  initialPassword: string,
+  password = ADMIN_PASSWORD,
+): Promise<Client> {
+  const created = await admin.post('/api/users', { username, password: initialPassword, is_admin: false });
+  if (created.status !== 201) throw new Error(`user create failed: ${created.status} ${created.text}`);
+  const user = new Client(admin.baseUrl);
+  const login = await user.login(username, initialPassword);
+  if (login.status !== 200) throw new Error(`user sign-in failed: ${login.status} ${login.text}`);
+  const changed = await user.post('/api/session/change-password', {
+    current_password: initialPassword,
+    new_password: password,
+    confirm_new_password: password,
+  });
+  if (changed.status !== 200) throw new Error(`password change failed: ${changed.status} ${changed.text}`);
+  return user;
 }
