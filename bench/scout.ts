@@ -6,9 +6,11 @@
  */
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createWriteStream, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
 import { adminClient } from '../test/helpers/http.ts';
 import { startServer } from '../test/helpers/server.ts';
 
@@ -94,7 +96,11 @@ async function restoreBench(
       headers: { authorization: `Bearer ${token}` },
     },
   );
-  writeFileSync(snapshot, Buffer.from(await res.arrayBuffer()));
+  if (!res.body) throw new Error(`download failed: ${res.status}`);
+  await pipeline(
+    Readable.fromWeb(res.body as import('node:stream/web').ReadableStream),
+    createWriteStream(snapshot),
+  );
   writeFileSync(join(root, 'key.txt'), `${key.age_identity}\n`);
   const refDest = join(root, 'restore-ref');
   rmSync(refDest, { recursive: true, force: true });
