@@ -1,20 +1,10 @@
 // Drives the Station's upload protocol the way a Scout does, for tests and the bench.
 import { createHash, randomBytes } from 'node:crypto';
+import type { InitiateBody } from '../../src/station/services/upload-sessions.ts';
 import { parseBody } from './http.ts';
 
-export interface ArchiveMeta {
-  scout_id: string;
-  scout_instance_id: string;
-  job_name: string;
-  fingerprint: string;
-  timestamp: string;
-  archive_format: 'tar.zst';
-  archive_size_bytes: number;
-  archive_sha256: string;
-  idempotency_key: string;
-  encryption_key_fingerprint?: string;
-  advertised_url?: string;
-}
+/** Initiation metadata, exactly as the Station reads it. */
+export type ArchiveMeta = InitiateBody;
 
 export const sha256 = (data: Uint8Array) => createHash('sha256').update(data).digest('hex');
 
