@@ -61,16 +61,20 @@ async function kindAt(path: string): Promise<'missing' | 'dir' | 'file' | 'symli
 }
 
 /** Refuses a path whose parent folders (inside dest) are symlinks: writing through one could land outside. */
-async function checkParents(dest: string, rel: string): Promise<void> {
+async function checkParents(dest: string, rel: string, known: Set<string>): Promise<void> {
   const parts = rel.split('/').slice(0, -1);
   let at = dest;
   for (const part of parts) {
     at = join(at, part);
+    // A folder this restore already saw as a real folder stays one: the restore never turns
+    // a folder into a link (a link entry over a folder is refused).
+    if (known.has(at)) continue;
     const kind = await kindAt(at);
     if (kind === 'symlink')
       throw new UnsafeEntryError(`unsafe entry "${rel}": passes through the symlink ${part}`);
     if (kind === 'file' || kind === 'other')
       throw new UnsafeEntryError(`cannot restore "${rel}": ${part} is not a folder`);
+    if (kind === 'dir') known.add(at);
   }
 }
 
@@ -88,6 +92,7 @@ export async function restoreArchive(options: RestoreOptions): Promise<RestorePl
   const plan: RestorePlan = { add: [], replace: [], bytes: 0 };
   const folders: { path: string; mode: number; mtimeMs: number }[] = [];
   const plannedFiles = new Set<string>();
+  const knownFolders = new Set<string>();
   const plannedLinks = new Set<string>();
   if (!options.dryRun) await mkdir(dest, { recursive: true });
   const tarStream = new PassThrough({ highWaterMark: 1024 * 1024 });
@@ -130,7 +135,7 @@ export async function restoreArchive(options: RestoreOptions): Promise<RestorePl
           `unsafe entry "${entry.path}": devices, FIFOs and other special files are refused`,
         );
       }
-      await checkParents(dest, rel);
+      await checkParents(dest, rel, knownFolders);
       // A dry run writes nothing, so it remembers what the restore would create to refuse the same entries.
       const parentLink = rel
         .split('/')
@@ -153,7 +158,7 @@ export async function restoreArchive(options: RestoreOptions): Promise<RestorePl
       if (existing === 'dir') throw new UnsafeEntryError(`cannot restore "${rel}": a folder is in the way`);
       if (entry.type === '1') {
         const linked = safeRelative(entry.linkname);
-        await checkParents(dest, linked);
+        await checkParents(dest, linked, knownFolders);
         if (!plannedFiles.has(linked) && (options.dryRun || (await kindAt(join(dest, linked))) !== 'file')) {
           throw new UnsafeEntryError(
             `unsafe entry "${rel}": hard link to "${entry.linkname}", which is not a restored file`,
