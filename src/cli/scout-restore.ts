@@ -1,6 +1,7 @@
-import { createReadStream, existsSync, readFileSync } from 'node:fs';
+import { createReadStream, existsSync, readFileSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
+import type { Readable } from 'node:stream';
 import { ConfigError } from '../core/config.ts';
 import { parseScoutKey, type ScoutKey } from '../scout/archive/x25519.ts';
 import { createKeyStore } from '../scout/keys/key-store.ts';
@@ -73,13 +74,14 @@ export async function scoutRestore(flags: RestoreFlags): Promise<void> {
   const dataDir = flags.dataDir ? resolve(flags.dataDir) : undefined;
   const dest = resolve(flags.dest);
   const keys = keysFrom(flags, dataDir);
-  let source: NodeJS.ReadableStream & import('node:stream').Readable;
+  let source: Readable;
   let snapshot: string;
   let size = 0;
   if (flags.archive) {
+    if (!existsSync(flags.archive)) throw new ConfigError(`--archive ${flags.archive} does not exist`);
     snapshot = flags.archive;
     source = createReadStream(flags.archive, { highWaterMark: 1024 * 1024 });
-    size = existsSync(flags.archive) ? (await import('node:fs')).statSync(flags.archive).size : 0;
+    size = statSync(flags.archive).size;
   } else {
     const saved = dataDir ? savedSettings(dataDir) : {};
     const stationUrl = need(

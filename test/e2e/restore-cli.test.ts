@@ -236,4 +236,10 @@ describe('backupd scout restore', { skip }, () => {
     assert.deepEqual(readdirSync(outside), [], 'nothing written outside');
     rmSync(outside, { recursive: true, force: true });
   });
+
+  test('a local archive that does not exist: non-zero exit and one line naming it', async () => {
+    const missing = join(work, 'no-such-archive.tar.zst');
+    const result = await restoreCli(JOB, dir('dest'), '--archive', missing, '--key', keyBase64);
+    assert.match(oneLineFailure(result), /no-such-archive\.tar\.zst does not exist/);
+  });
 });

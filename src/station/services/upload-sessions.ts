@@ -313,9 +313,17 @@ export function createUploads(deps: {
           await pipeline(body, limit, handle.createWriteStream({ highWaterMark: 1024 * 1024 }));
         } catch (error) {
           // A rejected chunk leaves no trace; an interrupted one keeps what arrived.
-          if (error instanceof AppError) await truncate(path, next);
-          else log.warn({ upload_id: uploadId, err: error }, 'chunk interrupted');
-          if (error instanceof AppError) throw error;
+          if (error instanceof AppError) {
+            await truncate(path, next);
+            throw error;
+          }
+          if ((error as NodeJS.ErrnoException).code === 'ENOSPC') {
+            throw new AppError(
+              507,
+              'the staging disk is full; the bytes received so far are kept, resume from next_offset once space is free',
+            );
+          }
+          log.warn({ upload_id: uploadId, err: error }, 'chunk interrupted');
           throw badRequest('chunk body ended early; resume from next_offset');
         } finally {
           await handle.close().catch(() => {});

@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { badRequest, payloadTooLarge } from '../../errors.ts';
 import { MAX_UPLOAD_FILE_BYTES } from '../../hooks/hook-files.ts';
 import type { Integrations } from '../../integrations.ts';
+import { DEFAULT_TEMPLATE } from '../../notify/ntfy.ts';
 import { adminOnly, signedIn } from '../access.ts';
 import type { AppEnv } from '../app-env.ts';
 import { readJson } from '../json-body.ts';
@@ -41,7 +42,7 @@ export function integrationRoutes(integrations: Integrations) {
   const HookSettings = z.strictObject(Object.fromEntries(hookFields.map((f) => [f, HookCommand])));
 
   app.get('/ntfy', signedIn('manage'), async (c) =>
-    c.json({ settings: await notifier.settings(), default_template: '{{summary}}' }),
+    c.json({ settings: await notifier.settings(), default_template: DEFAULT_TEMPLATE }),
   );
   app.post('/ntfy', adminOnly('manage'), async (c) => {
     const input = await readJson(c, notifier.schema);
