@@ -1,6 +1,7 @@
 /**
  * Builds dist/backupd.mjs: one esbuild bundle of src/main.ts with the SQL migrations
- * embedded, the build commit stamped, and PGlite's wasm and data files copied beside it.
+ * and the web apps (scripts/build-web.ts) embedded, the build commit stamped, and PGlite's
+ * wasm and data files copied beside it.
  */
 import { execFileSync } from 'node:child_process';
 import { chmodSync, copyFileSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
@@ -8,6 +9,7 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build, type Plugin } from 'esbuild';
+import { buildWeb, describeWebBuild, WEB_ROLES } from './build-web.ts';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const dist = join(root, 'dist');
@@ -46,8 +48,43 @@ const embedMigrations: Plugin = {
   },
 };
 
+/** Replaces the disk reader of the web apps with a module that holds them (gzip, base64). */
+const embedWebFiles: Plugin = {
+  name: 'embed-web-files',
+  setup(b) {
+    b.onLoad({ filter: /core[\\/]http[\\/]web[\\/]web-files\.ts$/ }, () => {
+      const files: Record<string, { name: string; gzip: string }[]> = {};
+      for (const role of WEB_ROLES) {
+        const dir = join(dist, 'web', role);
+        files[role] = readdirSync(dir)
+          .filter((name) => name.endsWith('.gz'))
+          .map((name) => ({
+            name: name.slice(0, -3),
+            gzip: readFileSync(join(dir, name)).toString('base64'),
+          }));
+      }
+      return {
+        loader: 'js',
+        contents:
+          `const files = ${JSON.stringify(files)};\n` +
+          "export function loadWebFiles(role) { return files[role].map((f) => ({ name: f.name, gzip: Buffer.from(f.gzip, 'base64') })); }\n",
+      };
+    });
+  },
+};
+
+/** Each app's JavaScript must stay under this, gzipped (the issue's budget). */
+const WEB_JS_BUDGET_GZIP = 60 * 1024;
+
 mkdirSync(dist, { recursive: true });
 const started = performance.now();
+const web = await buildWeb(root, join(dist, 'web'));
+for (const report of web) {
+  const gz = report.files.filter((f) => f.name.endsWith('.js')).reduce((sum, f) => sum + f.gzipBytes, 0);
+  if (gz > WEB_JS_BUDGET_GZIP)
+    throw new Error(`web/${report.role}: ${gz} bytes of gzipped JavaScript, over the 60 KiB budget`);
+}
+console.log(describeWebBuild(web));
 await build({
   entryPoints: [join(root, 'src/main.ts')],
   outfile: join(dist, 'backupd.mjs'),
@@ -61,7 +98,7 @@ await build({
   banner: {
     js: "import { createRequire as __cr } from 'node:module'; const require = __cr(import.meta.url);",
   },
-  plugins: [embedMigrations],
+  plugins: [embedMigrations, embedWebFiles],
   logLevel: 'warning',
 });
 chmodSync(join(dist, 'backupd.mjs'), 0o755);

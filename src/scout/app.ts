@@ -3,6 +3,7 @@ import { createCore } from '../core/core.ts';
 import { createCoreApp } from '../core/http/core-app.ts';
 import { integrationRoutes } from '../core/http/routes/integrations.ts';
 import { uploadPauseRoutes } from '../core/http/routes/upload-pause.ts';
+import { webUiRoutes } from '../core/http/web/web-ui.ts';
 import type { RunningRole } from '../core/server.ts';
 import { openScoutStorage } from './db/open.ts';
 import { directoryRoutes } from './routes/directories.ts';
@@ -31,6 +32,7 @@ export async function startScout(config: ScoutConfig): Promise<RunningRole> {
     app.route('/api/encryption-key', encryptionKeyRoutes(scout));
     app.route('/api/recovery', recoveryRoutes(scout.restores));
     app.route('/', restoreRequestRoutes(scout.decisions));
+    app.route('/', webUiRoutes('scout'));
     await scout.states.markInterrupted();
     void scout.catalog.refresh();
     scout.scheduler.apply((await scout.settings.read()).cron_schedule);

@@ -3,6 +3,7 @@ import { createCore } from '../core/core.ts';
 import { createCoreApp } from '../core/http/core-app.ts';
 import { integrationRoutes } from '../core/http/routes/integrations.ts';
 import { uploadPauseRoutes } from '../core/http/routes/upload-pause.ts';
+import { webUiRoutes } from '../core/http/web/web-ui.ts';
 import { logger } from '../core/log.ts';
 import type { RunningRole } from '../core/server.ts';
 import { openStationStorage } from './db/open.ts';
@@ -45,6 +46,7 @@ export async function startStation(config: StationConfig): Promise<RunningRole> 
     app.route('/api/credentials', credentialRoutes(station));
     app.route('/backup/uploads', uploadRoutes(station));
     app.route('/backup/recovery', recoveryRoutes(station));
+    app.route('/', webUiRoutes('station'));
     const sweeper = setInterval(() => {
       station.uploadSessions.sweep().catch((err: unknown) => log.error({ err }, 'upload sweep failed'));
     }, SWEEP_EVERY_MS);

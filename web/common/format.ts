@@ -1,0 +1,50 @@
+/** Numbers and times as people read them: sizes in binary units, times local and relative. */
+
+const UNITS = ['B', 'KiB', 'MiB', 'GiB', 'TiB', 'PiB'];
+
+export function formatBytes(bytes: number | null | undefined): string {
+  if (bytes === null || bytes === undefined || !Number.isFinite(bytes)) return '—';
+  let value = bytes;
+  let unit = 0;
+  while (Math.abs(value) >= 1024 && unit < UNITS.length - 1) {
+    value /= 1024;
+    unit += 1;
+  }
+  return `${unit === 0 ? value : value.toFixed(value < 10 ? 2 : 1)} ${UNITS[unit]}`;
+}
+
+export function formatRate(bytesPerSecond: number | null | undefined): string {
+  if (!bytesPerSecond) return '—';
+  return `${formatBytes(bytesPerSecond)}/s`;
+}
+
+function toDate(value: string | number | Date): Date {
+  if (value instanceof Date) return value;
+  // Numbers from the APIs are Unix seconds.
+  if (typeof value === 'number') return new Date(value < 1e12 ? value * 1000 : value);
+  return new Date(value);
+}
+
+/** "3 h ago", "in 5 min", "just now". */
+export function relativeTime(value: string | number | Date, now = Date.now()): string {
+  const seconds = Math.round((toDate(value).getTime() - now) / 1000);
+  const abs = Math.abs(seconds);
+  if (abs < 45) return 'just now';
+  const [amount, unit] =
+    abs < 3600
+      ? [Math.round(abs / 60), 'min']
+      : abs < 86400
+        ? [Math.round(abs / 3600), 'h']
+        : abs < 86400 * 60
+          ? [Math.round(abs / 86400), 'd']
+          : [Math.round(abs / (86400 * 30)), 'mo'];
+  return seconds < 0 ? `${amount} ${unit} ago` : `in ${amount} ${unit}`;
+}
+
+export function localTime(value: string | number | Date): string {
+  return toDate(value).toLocaleString();
+}
+
+export function ageSeconds(value: string | number | Date, now = Date.now()): number {
+  return (now - toDate(value).getTime()) / 1000;
+}

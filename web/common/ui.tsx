@@ -1,0 +1,174 @@
+import type { ComponentChildren, JSX } from 'preact';
+import { useState } from 'preact/hooks';
+import { errorText } from './api.ts';
+import { localTime, relativeTime } from './format.ts';
+
+/** An API error's `detail`, announced to screen readers, shown where it happened. */
+export function ErrorText({ error }: { error: string | null | undefined }) {
+  if (!error) return null;
+  return (
+    <p class="error" role="alert">
+      {error}
+    </p>
+  );
+}
+
+export function Notice({ children }: { children: ComponentChildren }) {
+  return (
+    <p class="notice" role="status">
+      {children}
+    </p>
+  );
+}
+
+type InputProps = Omit<JSX.InputHTMLAttributes<HTMLInputElement>, 'label' | 'onInput' | 'value'> & {
+  label: string;
+  value: string;
+  onInput: (value: string) => void;
+  hint?: ComponentChildren;
+};
+
+/** A labelled input; `hint` is tied to it with aria-describedby. */
+export function Field({ label, value, onInput, hint, id, ...rest }: InputProps) {
+  const fieldId = id ?? `f-${label.toLowerCase().replace(/[^a-z0-9]+/g, '-')}`;
+  return (
+    <div class="field">
+      <label for={fieldId}>{label}</label>
+      <input
+        id={fieldId}
+        value={value}
+        onInput={(event) => onInput((event.target as HTMLInputElement).value)}
+        aria-describedby={hint ? `${fieldId}-hint` : undefined}
+        {...rest}
+      />
+      {hint ? (
+        <small id={`${fieldId}-hint`} class="hint">
+          {hint}
+        </small>
+      ) : null}
+    </div>
+  );
+}
+
+export function Checkbox({
+  label,
+  checked,
+  onChange,
+}: {
+  label: string;
+  checked: boolean;
+  onChange: (checked: boolean) => void;
+}) {
+  return (
+    <label class="check">
+      <input
+        type="checkbox"
+        checked={checked}
+        onChange={(e) => onChange((e.target as HTMLInputElement).checked)}
+      />{' '}
+      {label}
+    </label>
+  );
+}
+
+/** Copies `text` to the clipboard and says so. */
+export function CopyButton({ text, label = 'Copy' }: { text: string; label?: string }) {
+  const [copied, setCopied] = useState(false);
+  return (
+    <button
+      type="button"
+      onClick={async () => {
+        try {
+          await navigator.clipboard.writeText(text);
+        } catch {
+          // Insecure origins (plain http on a LAN) have no clipboard API: select instead.
+          const area = document.createElement('textarea');
+          area.value = text;
+          document.body.append(area);
+          area.select();
+          document.execCommand('copy');
+          area.remove();
+        }
+        setCopied(true);
+        setTimeout(() => setCopied(false), 2000);
+      }}
+    >
+      {copied ? 'Copied' : label}
+    </button>
+  );
+}
+
+/** A secret shown once, with a copy button and the reason to copy it now. */
+export function SecretOnce({ label, secret }: { label: string; secret: string }) {
+  return (
+    <div class="secret">
+      <p>
+        <strong>{label}</strong> — shown only this once. Copy it now.
+      </p>
+      <code class="secret-value" data-testid="secret">
+        {secret}
+      </code>
+      <CopyButton text={secret} />
+    </div>
+  );
+}
+
+export function ProgressBar({ value, max, label }: { value: number; max: number | null; label: string }) {
+  return (
+    <progress aria-label={label} value={max ? value : undefined} max={max ?? undefined}>
+      {max ? `${Math.round((value / max) * 100)}%` : ''}
+    </progress>
+  );
+}
+
+/** A time shown relative ("3 h ago") with the local date and time on hover. */
+export function Time({ value }: { value: string | number | null | undefined }) {
+  if (value === null || value === undefined || value === '') return <span>—</span>;
+  return (
+    <time
+      dateTime={new Date(typeof value === 'number' && value < 1e12 ? value * 1000 : value).toISOString()}
+      title={localTime(value)}
+    >
+      {relativeTime(value)}
+    </time>
+  );
+}
+
+export function Section({
+  title,
+  children,
+  actions,
+}: {
+  title: string;
+  children: ComponentChildren;
+  actions?: ComponentChildren;
+}) {
+  return (
+    <section class="card" aria-label={title}>
+      <header class="card-head">
+        <h2>{title}</h2>
+        {actions ? <div class="actions">{actions}</div> : null}
+      </header>
+      {children}
+    </section>
+  );
+}
+
+/** Runs an async action with a busy flag and its error text, for buttons and forms. */
+export function useAction() {
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<string | null>(null);
+  async function run<T>(action: () => Promise<T>): Promise<T | undefined> {
+    setBusy(true);
+    setError(null);
+    try {
+      return await action();
+    } catch (err) {
+      setError(errorText(err));
+      return undefined;
+    } finally {
+      setBusy(false);
+    }
+  }
+  return { busy, error, setError, run };
+}
