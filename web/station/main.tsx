@@ -1,4 +1,5 @@
 import '../common/style.css';
+import { commonPages } from '../common/pages/index.ts';
 import { startApp } from '../common/shell.tsx';
 
 startApp('backupd Station', [
@@ -11,4 +12,5 @@ startApp('backupd Station', [
       </section>
     ),
   },
+  ...commonPages(),
 ]);
