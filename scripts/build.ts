@@ -1,14 +1,16 @@
 /**
  * Builds dist/backupd.mjs: one esbuild bundle of src/main.ts with the SQL migrations
  * and the web apps (scripts/build-web.ts) embedded, the build commit stamped, and PGlite's
- * wasm and data files copied beside it.
+ * wasm and data files copied beside it; then dist/backupd, the single executable
+ * (scripts/build-sea.ts). `--no-sea` skips the executable (faster while editing the UI).
  */
 import { execFileSync } from 'node:child_process';
-import { chmodSync, copyFileSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
+import { chmodSync, copyFileSync, mkdirSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build, type Plugin } from 'esbuild';
+import { buildSingleExecutable, PGLITE_ASSETS } from './build-sea.ts';
 import { buildWeb, describeWebBuild, WEB_ROLES } from './build-web.ts';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
@@ -76,6 +78,51 @@ const embedWebFiles: Plugin = {
 /** Each app's JavaScript must stay under this, gzipped (the issue's budget). */
 const WEB_JS_BUDGET_GZIP = 60 * 1024;
 
+/** One bundle of the program: ESM for `dist/backupd.mjs`, CommonJS for the single executable. */
+async function bundle(format: 'esm' | 'cjs', outfile: string): Promise<void> {
+  await build({
+    entryPoints: [join(root, 'src/main.ts')],
+    outfile,
+    bundle: true,
+    platform: 'node',
+    format,
+    target: 'node22',
+    sourcemap: format === 'esm' ? 'linked' : false,
+    legalComments: 'none',
+    define: { __BACKUPD_COMMIT__: JSON.stringify(gitCommit()) },
+    banner:
+      format === 'esm'
+        ? {
+            js: "import { createRequire as __cr } from 'node:module'; const require = __cr(import.meta.url);",
+          }
+        : {},
+    plugins:
+      format === 'esm' ? [embedMigrations, embedWebFiles] : [embedMigrations, embedWebFiles, preferCommonJs],
+    logLevel: 'warning',
+  });
+}
+
+/**
+ * For the CommonJS bundle, packages resolve to their CommonJS builds where they have one:
+ * ES module builds may use top-level await (PGlite) or `import.meta.url` (node-cron), which
+ * CommonJS cannot hold. ES-module-only packages resolve as usual.
+ */
+const preferCommonJs: Plugin = {
+  name: 'prefer-commonjs',
+  setup(b) {
+    b.onResolve({ filter: /^[^./]/ }, (args) => {
+      if (args.path.startsWith('node:') || args.kind === 'entry-point') return undefined;
+      try {
+        const path = createRequire(join(args.resolveDir, 'index.js')).resolve(args.path);
+        return path.startsWith('/') ? { path } : undefined;
+      } catch {
+        return undefined;
+      }
+    });
+  },
+};
+
+const skipSea = process.argv.includes('--no-sea');
 mkdirSync(dist, { recursive: true });
 const started = performance.now();
 const web = await buildWeb(root, join(dist, 'web'));
@@ -85,27 +132,27 @@ for (const report of web) {
     throw new Error(`web/${report.role}: ${gz} bytes of gzipped JavaScript, over the 60 KiB budget`);
 }
 console.log(describeWebBuild(web));
-await build({
-  entryPoints: [join(root, 'src/main.ts')],
-  outfile: join(dist, 'backupd.mjs'),
-  bundle: true,
-  platform: 'node',
-  format: 'esm',
-  target: 'node22',
-  sourcemap: 'linked',
-  legalComments: 'none',
-  define: { __BACKUPD_COMMIT__: JSON.stringify(gitCommit()) },
-  banner: {
-    js: "import { createRequire as __cr } from 'node:module'; const require = __cr(import.meta.url);",
-  },
-  plugins: [embedMigrations, embedWebFiles],
-  logLevel: 'warning',
-});
+await bundle('esm', join(dist, 'backupd.mjs'));
 chmodSync(join(dist, 'backupd.mjs'), 0o755);
 
 // PGlite loads these beside the module that runs it, which is now the bundle.
 const pgliteDist = dirname(require.resolve('@electric-sql/pglite'));
-for (const file of ['pglite.wasm', 'pglite.data', 'initdb.wasm']) {
-  copyFileSync(join(pgliteDist, file), join(dist, file));
-}
+for (const file of PGLITE_ASSETS) copyFileSync(join(pgliteDist, file), join(dist, file));
 console.log(`built dist/backupd.mjs in ${Math.round(performance.now() - started)} ms`);
+
+if (skipSea) {
+  console.log('skipped dist/backupd (--no-sea)');
+} else if (process.platform !== 'linux' || process.arch !== 'x64') {
+  console.log(
+    `skipped dist/backupd: the single executable is built for linux-x64, this is ${process.platform}-${process.arch}`,
+  );
+} else {
+  const seaStarted = performance.now();
+  const executable = await buildSingleExecutable({
+    dist,
+    pgliteDist,
+    bundle: (outfile) => bundle('cjs', outfile),
+  });
+  const mib = (statSync(executable).size / 1024 / 1024).toFixed(1);
+  console.log(`built dist/backupd (${mib} MiB) in ${Math.round(performance.now() - seaStarted)} ms`);
+}

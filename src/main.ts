@@ -67,4 +67,5 @@ program.addCommand(
   { hidden: true },
 );
 
-await program.parseAsync(process.argv);
+// Not a top-level await: the single executable runs this bundle as CommonJS.
+void program.parseAsync(process.argv);

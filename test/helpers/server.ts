@@ -23,6 +23,8 @@ export interface ServerOptions {
   /** Reuse a data dir (to test persistence); a fresh temp dir otherwise. */
   dataDir?: string;
   entry?: 'source' | 'dist';
+  /** Run this single executable (dist/backupd or a copy) instead of node with an entry. */
+  executable?: string;
   /** Working directory of the process; the data dir's parent by default. */
   cwd?: string;
 }
@@ -84,12 +86,19 @@ async function waitForHealth(url: string, child: ChildProcess, output: () => str
   throw new Error(`server did not become ready in 30 s:\n${output()}`);
 }
 
+/** How to start backupd with `args`: node with the source or the bundle, or an executable. */
+function commandLine(options: Pick<ServerOptions, 'entry' | 'executable'>, args: string[]): string[] {
+  if (options.executable) return [options.executable, ...args];
+  return [process.execPath, ENTRIES[options.entry ?? 'source'], ...args];
+}
+
 /** Runs `backupd` once (not a server) and collects its exit code and output. */
 export async function runBackupd(
   args: string[],
-  options: { env?: Record<string, string>; cwd?: string; entry?: 'source' | 'dist' } = {},
+  options: { env?: Record<string, string>; cwd?: string } & Pick<ServerOptions, 'entry' | 'executable'> = {},
 ): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const child = spawn(process.execPath, [ENTRIES[options.entry ?? 'source'], ...args], {
+  const [command, ...rest] = commandLine(options, args);
+  const child = spawn(command ?? process.execPath, rest, {
     cwd: options.cwd ?? ROOT,
     env: { ...process.env, LOG_LEVEL: 'warn', ...options.env },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -122,7 +131,8 @@ async function launch(
 ) {
   const url = `http://127.0.0.1:${port}`;
   let log = '';
-  const child = spawn(process.execPath, [ENTRIES[options.entry ?? 'source'], role, 'serve'], {
+  const [command, ...args] = commandLine(options, [role, 'serve']);
+  const child = spawn(command ?? process.execPath, args, {
     cwd: options.cwd ?? join(options.dataDir, '..'),
     env: {
       ...process.env,

@@ -54,7 +54,7 @@ for (const role of ['station', 'scout'] as const) {
       const api = await fetch(`${server.url}/api/no-such-thing`);
       assert.equal(api.status, 404);
       assert.match(api.headers.get('content-type') ?? '', /application\/json/);
-      assert.ok((await api.json()).detail);
+      assert.ok(((await api.json()) as { detail?: string }).detail);
       const asset = await fetch(`${server.url}/assets/main-NOPE.js`);
       assert.equal(asset.status, 404);
     });

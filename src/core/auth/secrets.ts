@@ -44,5 +44,15 @@ export async function verifyPassword(password: string, stored: string): Promise<
   return timingSafeEqual(actual, expected);
 }
 
-/** A hash to compare against when the account does not exist, so timing does not tell. */
-export const DUMMY_PASSWORD_HASH = await hashPassword(randomBytes(16).toString('hex'));
+/**
+ * A well-formed hash (random salt and digest) to verify against when the account does not
+ * exist: it costs the same scrypt work as a real one, so timing does not tell.
+ */
+export const DUMMY_PASSWORD_HASH = [
+  'scrypt',
+  SCRYPT.N,
+  SCRYPT.r,
+  SCRYPT.p,
+  randomBytes(16).toString('base64'),
+  randomBytes(SCRYPT.keylen).toString('base64'),
+].join('$');

@@ -33,7 +33,7 @@ async function openPglite(dataDir: string): Promise<StationStorage> {
   mkdirSync(dir, { recursive: true });
   await ensureCluster(dir);
   // A small shared_buffers keeps an idle Station near 200 MB instead of ~370 MB.
-  const pg = await PGlite.create(pgliteOptions(dir));
+  const pg = await PGlite.create(await pgliteOptions(dir));
   const target: MigrationTarget = {
     async appliedNames() {
       await pg.exec(CREATE_MIGRATIONS_TABLE);

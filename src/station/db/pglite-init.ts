@@ -3,17 +3,40 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
 import { logger } from '../../core/log.ts';
+import {
+  embeddedAsset,
+  embeddedBlob,
+  isSingleExecutable,
+  selfCommand,
+} from '../../core/single-executable.ts';
 
 const log = logger.child({ mod: 'station/db' });
 
 /** The hidden subcommand that runs initdb in a child process. */
 export const INIT_COMMAND = '__pglite-init';
 
-export const pgliteOptions = (dir: string) => ({ dataDir: dir, postgresqlconf: ['shared_buffers = 16MB'] });
+/**
+ * PGlite's options for a cluster in `dir`. PGlite loads its wasm and data files from beside
+ * the module that runs it; in the single executable they are assets inside it instead.
+ */
+/** The global WebAssembly object (Node's type definitions declare only its types). */
+const wasm = (
+  globalThis as unknown as { WebAssembly: { compile(bytes: ArrayBuffer): Promise<WebAssembly.Module> } }
+).WebAssembly;
+
+export async function pgliteOptions(dir: string) {
+  const options = { dataDir: dir, postgresqlconf: ['shared_buffers = 16MB'] };
+  if (!isSingleExecutable()) return options;
+  const [pgliteWasmModule, initdbWasmModule] = await Promise.all([
+    wasm.compile(embeddedAsset('pglite.wasm')),
+    wasm.compile(embeddedAsset('initdb.wasm')),
+  ]);
+  return { ...options, pgliteWasmModule, initdbWasmModule, fsBundle: embeddedBlob('pglite.data') };
+}
 
 /** Creates the cluster in `dir` (initdb) and closes it: the body of the child process. */
 export async function initCluster(dir: string): Promise<void> {
-  await (await PGlite.create(pgliteOptions(dir))).close();
+  await (await PGlite.create(await pgliteOptions(dir))).close();
 }
 
 /**
@@ -23,10 +46,10 @@ export async function initCluster(dir: string): Promise<void> {
  */
 export async function ensureCluster(dir: string): Promise<void> {
   if (existsSync(join(dir, 'PG_VERSION'))) return;
-  const script = process.argv[1];
-  if (script) {
+  const self = selfCommand([INIT_COMMAND, dir]);
+  if (self) {
     const code = await new Promise<number | null>((resolve) => {
-      const child = spawn(process.execPath, [...process.execArgv, script, INIT_COMMAND, dir], {
+      const child = spawn(self.command, self.args, {
         stdio: ['ignore', 'ignore', 'inherit'],
       });
       child.on('error', () => resolve(null));
