@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 import { Command } from 'commander';
 import { runOrExit } from './cli/exit.ts';
+import type { MoveDatabaseFlags } from './cli/station-move-database.ts';
 import { buildInfo } from './core/build-info.ts';
 import type { ServeFlags } from './core/config.ts';
 
@@ -26,6 +27,15 @@ station.addCommand(
     runOrExit(async () => (await import('./cli/station-serve.ts')).stationServe(flags)),
   ),
 );
+
+station
+  .command('move-database')
+  .description('copy the embedded database into an empty PostgreSQL database (Station stopped)')
+  .requiredOption('--to <url>', 'the PostgreSQL database, postgres://user:password@host:port/db')
+  .option('--data-dir <dir>', 'the Station data dir (DATA_DIR; default $STATE_DIRECTORY or ./data/station)')
+  .action((flags: MoveDatabaseFlags) =>
+    runOrExit(async () => (await import('./cli/station-move-database.ts')).stationMoveDatabase(flags)),
+  );
 
 const scout = program
   .command('scout')
