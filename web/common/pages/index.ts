@@ -1,6 +1,21 @@
+import './pages.css';
+import { h } from 'preact';
 import type { Page } from '../shell.tsx';
+import { AccountPage } from './account-page.tsx';
+import { AccountsPage } from './accounts-page.tsx';
+import { SettingsPage } from './settings-page.tsx';
+import { TokensPage } from './tokens-page.tsx';
 
-/** The pages both apps share (accounts, automation tokens, notifications, hooks, certificates). */
+/**
+ * The pages both apps share: Settings (notifications, hooks, trusted certificates),
+ * Accounts (all of them for an admin, one's own otherwise), automation Tokens (admins) and
+ * the signed-in Account (own password, signing out everywhere).
+ */
 export function commonPages(): Page[] {
-  return [];
+  return [
+    { path: '/settings', label: 'Settings', render: () => h(SettingsPage, null) },
+    { path: '/accounts', label: 'Accounts', render: () => h(AccountsPage, null) },
+    { path: '/tokens', label: 'Tokens', adminOnly: true, render: () => h(TokensPage, null) },
+    { path: '/account', label: 'Account', render: () => h(AccountPage, null) },
+  ];
 }
