@@ -1,0 +1,207 @@
+import { useState } from 'preact/hooks';
+import { api } from '../common/api.ts';
+import { ConfirmDialog } from '../common/dialog.tsx';
+import { linkClick } from '../common/router.ts';
+import { useSession } from '../common/session.tsx';
+import { ErrorText, Notice, Time, useAction } from '../common/ui.tsx';
+import { folderUrl, jobLabel } from './paths.ts';
+import type { StatusPoll } from './status.ts';
+import type { Directory, OperationReply } from './types.ts';
+
+const STATUS_BADGES: Record<string, [string, string]> = {
+  never_run: ['', 'never run'],
+  running: ['warn', 'running'],
+  uploaded: ['ok', 'uploaded'],
+  unchanged: ['ok', 'unchanged'],
+  failed: ['bad', 'failed'],
+  cancelled: ['warn', 'cancelled'],
+};
+
+export function StatusBadge({ dir }: { dir: Directory }) {
+  if (dir.config_error) return <span class="badge bad">marker not valid</span>;
+  const [tone, text] = STATUS_BADGES[dir.state.last_status] ?? ['', dir.state.last_status];
+  return <span class={`badge ${tone}`}>{text}</span>;
+}
+
+/** One job: its last result and error, and what can be done to it. Labelled by its job name. */
+export function JobCard({
+  dir,
+  status,
+  onChanged,
+  heading = 'h3',
+}: {
+  dir: Directory;
+  status: StatusPoll;
+  onChanged: () => unknown;
+  heading?: 'h2' | 'h3';
+}) {
+  const { user } = useSession();
+  const action = useAction();
+  const [message, setMessage] = useState<string | null>(null);
+  const [confirm, setConfirm] = useState<'clear' | 'delete' | null>(null);
+  const name = jobLabel(dir);
+  const op = status.data?.operation ?? null;
+  const mine = op !== null && op.job_name === dir.config?.job_name;
+  const Heading = heading;
+
+  async function start(label: string, call: () => Promise<OperationReply>, queued: string) {
+    setMessage(null);
+    const reply = await action.run(call);
+    if (!reply) return;
+    if (reply.status === 'already_running') {
+      action.setError(`${label}: an operation is already running; nothing extra was scheduled.`);
+    } else {
+      setMessage(queued);
+    }
+    await Promise.all([status.reload(), onChanged()]);
+  }
+
+  return (
+    <article class="job card" aria-label={name}>
+      <header class="card-head">
+        <Heading>
+          <a
+            href={folderUrl(dir.relative_path)}
+            onClick={(event) => linkClick(event, folderUrl(dir.relative_path))}
+          >
+            {name}
+          </a>
+        </Heading>
+        <StatusBadge dir={dir} />
+      </header>
+      <dl class="facts">
+        <dt>Folder</dt>
+        <dd>
+          <code>{dir.relative_path}</code>
+        </dd>
+        <dt>Last attempt</dt>
+        <dd>
+          <Time value={dir.state.last_attempt_at} />
+        </dd>
+        <dt>Last success</dt>
+        <dd>
+          <Time value={dir.state.last_success_at} />
+        </dd>
+        <dt>Last snapshot</dt>
+        <dd>{dir.state.last_stored_as ? <code>{dir.state.last_stored_as}</code> : '—'}</dd>
+        {dir.state.staged ? (
+          <>
+            <dt>Staged</dt>
+            <dd>an archive waits here for upload</dd>
+          </>
+        ) : null}
+      </dl>
+      {dir.config_error ? (
+        <p class="error">
+          <strong>Marker not valid:</strong> {dir.config_error}
+        </p>
+      ) : null}
+      {dir.state.last_error ? (
+        <p class="error">
+          <strong>Last error:</strong> {dir.state.last_error}
+        </p>
+      ) : null}
+      <div class="actions">
+        <button
+          type="button"
+          class="primary"
+          disabled={action.busy}
+          aria-describedby="run-now-hint"
+          onClick={() =>
+            start(
+              'Run now',
+              () => api.post<OperationReply>('/api/run-now'),
+              'Backup cycle queued: every job whose files changed is backed up.',
+            )
+          }
+        >
+          Run now
+        </button>
+        {user.is_admin ? (
+          <>
+            <button
+              type="button"
+              disabled={action.busy || dir.config === null}
+              onClick={() =>
+                start(
+                  'Force send',
+                  () =>
+                    api.post<OperationReply>('/api/directories/force-send', {
+                      relative_path: dir.relative_path,
+                    }),
+                  `Forced upload of ${name} queued.`,
+                )
+              }
+            >
+              Force send
+            </button>
+            <button type="button" disabled={action.busy} onClick={() => setConfirm('clear')}>
+              Clear staged
+            </button>
+            {mine ? (
+              <button
+                type="button"
+                disabled={action.busy}
+                onClick={async () => {
+                  setMessage(null);
+                  const reply = await action.run(() => api.post<OperationReply>('/api/cancel-operation'));
+                  if (reply)
+                    setMessage(reply.status === 'cancelling' ? 'Cancelling…' : 'Nothing was running.');
+                  await status.reload();
+                }}
+              >
+                Cancel
+              </button>
+            ) : null}
+            <button type="button" class="danger" disabled={action.busy} onClick={() => setConfirm('delete')}>
+              Delete job
+            </button>
+          </>
+        ) : null}
+      </div>
+      {message ? <Notice>{message}</Notice> : null}
+      <ErrorText error={action.error} />
+      {confirm === 'clear' ? (
+        <ConfirmDialog
+          title={`Clear the staged archive of ${name}?`}
+          confirmLabel="Clear staged archive"
+          onClose={() => setConfirm(null)}
+          onConfirm={async () => {
+            await api.post('/api/directories/clear-staged', { relative_path: dir.relative_path });
+            setMessage('Staged archive cleared.');
+            await onChanged();
+          }}
+        >
+          <p>
+            {dir.state.staged
+              ? 'The archive packed for upload but not yet uploaded is deleted from this host.'
+              : 'No archive is staged for this job right now.'}{' '}
+            The job's retry and review state is cleared too, so the next cycle or a force send packs the
+            folder again (picking up same-size edits and new exclusions). Nothing on the Station changes.
+          </p>
+          <p>Refused while an operation runs.</p>
+        </ConfirmDialog>
+      ) : null}
+      {confirm === 'delete' ? (
+        <ConfirmDialog
+          title={`Delete the job ${name}?`}
+          confirmLabel="Delete job"
+          onClose={() => setConfirm(null)}
+          onConfirm={async () => {
+            await api.post('/api/directories/delete-job', { relative_path: dir.relative_path });
+            await onChanged();
+          }}
+        >
+          <p>
+            This removes the <code>.upload_dir</code> marker from <code>{dir.relative_path}</code> and this
+            Scout's local state for the job, including an archive staged but not yet uploaded. The folder is
+            no longer backed up.
+          </p>
+          <p>
+            <strong>Kept:</strong> every file in the folder, and the snapshots already on the Station.
+          </p>
+        </ConfirmDialog>
+      ) : null}
+    </article>
+  );
+}

@@ -1,0 +1,63 @@
+import { api } from '../common/api.ts';
+import { usePoll } from '../common/poll.ts';
+import { ErrorText, Notice, Section } from '../common/ui.tsx';
+import { FolderPage } from './folder-page.tsx';
+import { FolderTree } from './folder-tree.tsx';
+import { JobCard } from './job-card.tsx';
+import { OperationCard } from './operation.tsx';
+import { folderOf } from './paths.ts';
+import { useScoutStatus, useWhenIdle } from './status.ts';
+import type { DirectoryList } from './types.ts';
+
+/** `/jobs`: every job with its last result and actions, and the folders under the scan root. */
+export function JobsPage({ subPath }: { subPath: string }) {
+  const status = useScoutStatus();
+  const dirs = usePoll(() => api.get<DirectoryList>('/api/directories'), status.interval);
+  useWhenIdle(status.busy, () => void dirs.reload());
+  const folder = folderOf(subPath);
+  if (folder !== null) {
+    return (
+      <FolderPage
+        key={folder}
+        relativePath={folder}
+        status={status}
+        dirs={dirs.data}
+        reloadDirs={dirs.reload}
+      />
+    );
+  }
+  const list = dirs.data;
+  return (
+    <>
+      <h1>Jobs</h1>
+      <OperationCard status={status} />
+      <Section title="Backup jobs">
+        <p id="run-now-hint" class="hint">
+          Run now starts a backup cycle for all jobs; jobs whose files did not change are skipped. Force send
+          uploads a fresh snapshot of one job even when nothing changed.
+        </p>
+        <ErrorText error={dirs.error} />
+        {list?.discovering ? <Notice>Still searching the scan root for jobs…</Notice> : null}
+        {list === null ? (
+          dirs.error ? null : (
+            <p aria-busy="true">Loading…</p>
+          )
+        ) : list.directories.length === 0 ? (
+          <p>
+            No jobs yet. A job is a folder under the scan root with a <code>.upload_dir</code> marker: open a
+            folder below and make it a job.
+          </p>
+        ) : (
+          <div class="jobs">
+            {list.directories.map((dir) => (
+              <JobCard key={dir.relative_path} dir={dir} status={status} onChanged={dirs.reload} />
+            ))}
+          </div>
+        )}
+      </Section>
+      <Section title="Folders under the scan root">
+        <FolderTree directories={list?.directories ?? []} />
+      </Section>
+    </>
+  );
+}

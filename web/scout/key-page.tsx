@@ -1,0 +1,169 @@
+import { useState } from 'preact/hooks';
+import { api } from '../common/api.ts';
+import { ConfirmDialog } from '../common/dialog.tsx';
+import { CopyButton, ErrorText, Notice, Section, useAction } from '../common/ui.tsx';
+import { useScoutStatus } from './status.ts';
+
+interface ScoutKey {
+  fingerprint: string;
+  key_base64: string;
+  age_identity: string;
+  age_recipient: string;
+}
+
+/** The key as an age identity file: `age -d -i <file>` decrypts this Scout's snapshots. */
+function identityFile(key: ScoutKey, scoutId: string): string {
+  return [
+    key.age_identity,
+    `# backupd Scout key of ${scoutId}`,
+    `# fingerprint: ${key.fingerprint}`,
+    `# public key: ${key.age_recipient}`,
+    `# Scout key (base64url, for a restore on another Scout): ${key.key_base64}`,
+    '',
+  ].join('\n');
+}
+
+function download(name: string, text: string): void {
+  const url = URL.createObjectURL(new Blob([text], { type: 'text/plain' }));
+  const link = document.createElement('a');
+  link.href = url;
+  link.download = name;
+  document.body.append(link);
+  link.click();
+  link.remove();
+  setTimeout(() => URL.revokeObjectURL(url), 10_000);
+}
+
+/** `/key`: the Scout key's fingerprint, reveal, download as an age identity, and rotation. */
+export function KeyPage() {
+  const status = useScoutStatus();
+  const [key, setKey] = useState<ScoutKey | null>(null);
+  const [revealed, setRevealed] = useState(false);
+  const [rotating, setRotating] = useState(false);
+  const [rotated, setRotated] = useState<string | null>(null);
+  const action = useAction();
+  const scoutId = status.data?.scout_id ?? 'scout';
+  const fingerprint = key?.fingerprint ?? status.data?.key_fingerprint ?? null;
+
+  async function fetchKey(): Promise<ScoutKey> {
+    const fresh = await api.get<ScoutKey>('/api/encryption-key');
+    setKey(fresh);
+    return fresh;
+  }
+
+  return (
+    <>
+      <h1>Scout key</h1>
+      <Section title="The key that encrypts this Scout's snapshots">
+        <dl class="facts">
+          <dt>Fingerprint</dt>
+          <dd>
+            <code data-testid="key-fingerprint">{fingerprint ?? '…'}</code>
+          </dd>
+        </dl>
+        <p class="key-warning">
+          <strong>Keep a copy of this key somewhere other than this host.</strong> The Station stores only
+          encrypted snapshots and never sees the key: if this host and its data folder are lost, the snapshots
+          can be restored only with a copy of the key. Anyone with the key can read them.
+        </p>
+        <div class="actions">
+          <button
+            type="button"
+            onClick={async () => {
+              if (revealed) {
+                setRevealed(false);
+                return;
+              }
+              if (await action.run(fetchKey)) setRevealed(true);
+            }}
+            aria-expanded={revealed}
+            disabled={action.busy}
+          >
+            {revealed ? 'Hide key' : 'Reveal key'}
+          </button>
+          <button
+            type="button"
+            class="primary"
+            disabled={action.busy}
+            onClick={async () => {
+              const fresh = await action.run(fetchKey);
+              if (fresh)
+                download(
+                  `backupd-scout-key-${scoutId}-${fresh.fingerprint.slice(0, 8)}.txt`,
+                  identityFile(fresh, scoutId),
+                );
+            }}
+          >
+            Download key file
+          </button>
+        </div>
+        <p class="hint">
+          The file is an age identity: <code>age -d -i key.txt snapshot.tar.zst | zstd -d | tar -x</code>{' '}
+          restores a snapshot without backupd.
+        </p>
+        <ErrorText error={action.error} />
+        {revealed && key ? (
+          <div class="secret">
+            <p>
+              <strong>Scout key</strong> (paste this as the source Scout key when another Scout restores these
+              snapshots)
+            </p>
+            <code class="secret-value" data-testid="scout-key">
+              {key.key_base64}
+            </code>
+            <CopyButton text={key.key_base64} label="Copy key" />
+            <p>
+              <strong>The same key as an age identity</strong>
+            </p>
+            <code class="secret-value" data-testid="age-identity">
+              {key.age_identity}
+            </code>
+            <CopyButton text={key.age_identity} label="Copy identity" />
+          </div>
+        ) : null}
+      </Section>
+      <Section title="Rotate the key">
+        <p>
+          Rotating makes a new key for every snapshot from now on. Snapshots already made stay encrypted with
+          the old key: this Scout keeps the old key so it can still restore them, but if this host is lost
+          they need your copy of the old key. Download the new key after rotating.
+        </p>
+        {rotated ? (
+          <Notice>
+            Rotated. The new fingerprint is <code>{rotated}</code>. Download the new key file now and keep it
+            off this host, next to the old one.
+          </Notice>
+        ) : null}
+        <div class="actions">
+          <button type="button" class="danger" onClick={() => setRotating(true)}>
+            Rotate key…
+          </button>
+        </div>
+      </Section>
+      {rotating ? (
+        <ConfirmDialog
+          title="Rotate the Scout key?"
+          confirmLabel="Rotate key"
+          onClose={() => setRotating(false)}
+          onConfirm={async () => {
+            const reply = await api.post<ScoutKey & { new_fingerprint: string }>(
+              '/api/encryption-key/rotate',
+            );
+            setKey(reply);
+            setRevealed(false);
+            setRotated(reply.new_fingerprint);
+            await status.reload();
+          }}
+        >
+          <p>
+            A new Scout key replaces <code>{fingerprint?.slice(0, 16)}…</code> for every snapshot made from
+            now on. Existing snapshots on the Station are not re-encrypted: they still need the old key. This
+            Scout keeps the old key in its keyring, so its own restores keep working; a copy off this host is
+            what saves them if the host is lost.
+          </p>
+          <p>Refused while an operation runs.</p>
+        </ConfirmDialog>
+      ) : null}
+    </>
+  );
+}

@@ -1,0 +1,108 @@
+import { useState } from 'preact/hooks';
+import { api } from '../common/api.ts';
+import { Checkbox, ErrorText, Field, Notice, useAction } from '../common/ui.tsx';
+import type { Directory, JobConfig } from './types.ts';
+
+/** Edits a folder's `.upload_dir` marker; saving replaces it (and makes the folder a job). */
+export function MarkerEditor({
+  relativePath,
+  dir,
+  onSaved,
+}: {
+  relativePath: string;
+  /** The job here, or undefined when the folder is not a job yet. */
+  dir: Directory | undefined;
+  onSaved: (saved: Directory) => unknown;
+}) {
+  const config = dir?.config;
+  const [jobName, setJobName] = useState(config?.job_name ?? '');
+  const [includeHidden, setIncludeHidden] = useState(config?.include_hidden ?? true);
+  const [followSymlinks, setFollowSymlinks] = useState(config?.follow_symlinks ?? false);
+  const [exclude, setExclude] = useState((config?.exclude ?? []).join('\n'));
+  const [saved, setSaved] = useState<Directory | null>(null);
+  const action = useAction();
+  const configError = saved ? saved.config_error : (dir?.config_error ?? null);
+
+  return (
+    <form
+      aria-label="Job settings"
+      onSubmit={async (event) => {
+        event.preventDefault();
+        setSaved(null);
+        const next: Partial<JobConfig> = {
+          include_hidden: includeHidden,
+          follow_symlinks: followSymlinks,
+          exclude: exclude
+            .split('\n')
+            .map((line) => line.trim())
+            .filter(Boolean),
+        };
+        if (jobName.trim()) next.job_name = jobName.trim();
+        const reply = await action.run(() =>
+          api.post<{ directory: Directory }>('/api/directories/save-job', {
+            relative_path: relativePath,
+            config: next,
+          }),
+        );
+        if (!reply) return;
+        setSaved(reply.directory);
+        if (reply.directory.config) {
+          setJobName(reply.directory.config.job_name);
+          setExclude(reply.directory.config.exclude.join('\n'));
+        }
+        await onSaved(reply.directory);
+      }}
+    >
+      {dir ? null : (
+        <p>
+          This folder is not a backup job yet. Saving writes a <code>.upload_dir</code> marker here, and the
+          next cycle backs it up.
+        </p>
+      )}
+      {configError ? (
+        <p class="error" role="alert" data-testid="config-error">
+          {saved
+            ? 'Saved, but the job is not valid and will not run: '
+            : 'The marker is not valid; the job does not run: '}
+          {configError}
+        </p>
+      ) : null}
+      <Field
+        label="Job name"
+        value={jobName}
+        onInput={setJobName}
+        placeholder="the folder's name"
+        spellcheck={false}
+        autoComplete="off"
+        hint="Unique on this Scout; letters, digits, dots, dashes and underscores. The Station files snapshots under it."
+      />
+      <Checkbox
+        label="Include hidden files and folders"
+        checked={includeHidden}
+        onChange={setIncludeHidden}
+      />
+      <Checkbox label="Follow symbolic links" checked={followSymlinks} onChange={setFollowSymlinks} />
+      <div class="field">
+        <label for="exclude-patterns">Exclude patterns</label>
+        <textarea
+          id="exclude-patterns"
+          value={exclude}
+          spellcheck={false}
+          aria-describedby="exclude-patterns-hint"
+          onInput={(event) => setExclude((event.target as HTMLTextAreaElement).value)}
+        />
+        <small id="exclude-patterns-hint" class="hint">
+          One pattern per line, as in .gitignore: <code>*.tmp</code>, <code>cache/</code> (a trailing{' '}
+          <code>/</code> matches folders only), <code>/build/</code> (only at the top of the job).
+        </small>
+      </div>
+      <ErrorText error={action.error} />
+      {saved && !saved.config_error ? <Notice>Saved. The next cycle uses these settings.</Notice> : null}
+      <div class="actions">
+        <button type="submit" class="primary" disabled={action.busy}>
+          {dir ? 'Save' : 'Make this folder a job'}
+        </button>
+      </div>
+    </form>
+  );
+}

@@ -1,0 +1,253 @@
+import { useState } from 'preact/hooks';
+import { api } from '../common/api.ts';
+import { ConfirmDialog } from '../common/dialog.tsx';
+import { formatBytes } from '../common/format.ts';
+import { usePoll } from '../common/poll.ts';
+import { useSession } from '../common/session.tsx';
+import { ErrorText, Notice, Section, useAction } from '../common/ui.tsx';
+import { OperationCard } from './operation.tsx';
+import { jobLabel } from './paths.ts';
+import { RestoreRequests } from './restore-requests.tsx';
+import { type StatusPoll, useScoutStatus } from './status.ts';
+import type { Directory, DirectoryList } from './types.ts';
+
+interface Preview {
+  status?: string;
+  snapshot: string;
+  add: string[];
+  replace: string[];
+  add_count: number;
+  replace_count: number;
+  bytes: number;
+}
+
+interface Restored {
+  status: string;
+  snapshot: string;
+  added: number;
+  replaced: number;
+  bytes: number;
+}
+
+const SHOWN = 200;
+
+/** Re-reads the status once the operation has begun, so its progress shows (and polls faster). */
+function watch(status: StatusPoll): void {
+  setTimeout(() => void status.reload(), 300);
+}
+const BUSY = 'Another operation is running; wait for it to end (or cancel it), then try again.';
+
+function PathList({ title, paths, count }: { title: string; paths: string[]; count: number }) {
+  return (
+    <details open={count > 0 && count <= 50}>
+      <summary>
+        {title} ({count})
+      </summary>
+      {count === 0 ? (
+        <p class="muted">None.</p>
+      ) : (
+        <ul class="paths" aria-label={title}>
+          {paths.slice(0, SHOWN).map((path) => (
+            <li key={path}>
+              <code>{path}</code>
+            </li>
+          ))}
+          {count > SHOWN ? <li class="muted">and {count - SHOWN} more</li> : null}
+        </ul>
+      )}
+    </details>
+  );
+}
+
+/** Preview and restore of one job's snapshot (the latest, or one by fingerprint). */
+function LocalRestore({ jobs, status }: { jobs: Directory[]; status: StatusPoll }) {
+  const [path, setPath] = useState('');
+  const [which, setWhich] = useState<'latest' | 'fingerprint'>('latest');
+  const [fingerprint, setFingerprint] = useState('');
+  const [preview, setPreview] = useState<{ key: string; result: Preview } | null>(null);
+  const [restored, setRestored] = useState<Restored | null>(null);
+  const [confirming, setConfirming] = useState(false);
+  const action = useAction();
+  const selected = jobs.find((job) => job.relative_path === path) ?? jobs[0];
+  const fp = which === 'latest' ? '' : fingerprint.trim();
+  const key = `${selected?.relative_path}|${fp}`;
+  const current = preview?.key === key ? preview.result : null;
+  const body = () => ({ relative_path: selected?.relative_path ?? '', fingerprint: fp });
+
+  async function restore(): Promise<void> {
+    setRestored(null);
+    const started = api.post<Restored>('/api/recovery/restore', body());
+    watch(status);
+    const reply = await started;
+    if (reply.status === 'already_running') throw new Error(BUSY);
+    setRestored(reply);
+    setPreview(null);
+  }
+
+  if (jobs.length === 0) return <p>No job can be restored yet: make a job on the Jobs page first.</p>;
+  return (
+    <form
+      aria-label="Restore a job"
+      onSubmit={async (event) => {
+        event.preventDefault();
+        setRestored(null);
+        const started = api.post<Preview>('/api/recovery/preview', body());
+        watch(status);
+        const reply = await action.run(() => started);
+        if (!reply) return;
+        if (reply.status === 'already_running') action.setError(BUSY);
+        else setPreview({ key, result: reply });
+      }}
+    >
+      <div class="field">
+        <label for="restore-job">Job</label>
+        <select
+          id="restore-job"
+          value={selected?.relative_path}
+          onChange={(event) => setPath((event.target as HTMLSelectElement).value)}
+        >
+          {jobs.map((job) => (
+            <option key={job.relative_path} value={job.relative_path}>
+              {jobLabel(job)} ({job.relative_path})
+            </option>
+          ))}
+        </select>
+      </div>
+      <fieldset class="snapshot-choice">
+        <legend>Snapshot</legend>
+        <label class="check">
+          <input type="radio" name="which" checked={which === 'latest'} onChange={() => setWhich('latest')} />{' '}
+          The latest
+          {selected?.state.last_stored_as ? (
+            <span class="muted">
+              {' '}
+              (this Scout last uploaded <code>{selected.state.last_stored_as}</code>)
+            </span>
+          ) : null}
+        </label>
+        <label class="check">
+          <input
+            type="radio"
+            name="which"
+            checked={which === 'fingerprint'}
+            onChange={() => setWhich('fingerprint')}
+          />{' '}
+          The newest with this fingerprint:
+        </label>
+        <div class="field">
+          <input
+            aria-label="Snapshot fingerprint"
+            aria-describedby="fingerprint-hint"
+            value={fingerprint}
+            disabled={which !== 'fingerprint'}
+            placeholder="8 or 64 lowercase hex characters"
+            spellcheck={false}
+            autoComplete="off"
+            onInput={(event) => setFingerprint((event.target as HTMLInputElement).value)}
+          />
+          <small id="fingerprint-hint" class="hint">
+            The snapshot's fingerprint as the Station lists it. Snapshots made before a key rotation need the
+            key they were made with; this Scout keeps its old keys.
+          </small>
+        </div>
+      </fieldset>
+      <p class="hint">
+        A restore puts the whole snapshot back into <code>{selected?.relative_path}</code>: files with the
+        same paths are replaced, files that are not in the snapshot are left alone.
+      </p>
+      <div class="actions">
+        <button type="submit" disabled={action.busy}>
+          {action.busy ? 'Previewing…' : 'Preview'}
+        </button>
+        <button
+          type="button"
+          class="primary"
+          disabled={action.busy}
+          onClick={async () => {
+            if (current && current.replace_count === 0) await action.run(restore);
+            else setConfirming(true);
+          }}
+        >
+          Restore…
+        </button>
+      </div>
+      <ErrorText error={action.error} />
+      {current ? (
+        <section class="preview" aria-label="Preview">
+          <h3>
+            Preview of <code>{current.snapshot}</code>
+          </h3>
+          <p data-testid="preview-summary">
+            {current.add_count} {current.add_count === 1 ? 'file' : 'files'} would be added,{' '}
+            {current.replace_count} replaced ({formatBytes(current.bytes)}).
+          </p>
+          <PathList title="Added" paths={current.add} count={current.add_count} />
+          <PathList title="Replaced" paths={current.replace} count={current.replace_count} />
+        </section>
+      ) : null}
+      {restored ? (
+        <Notice>
+          Restored <code>{restored.snapshot}</code>: {restored.added} added, {restored.replaced} replaced (
+          {formatBytes(restored.bytes)}).
+        </Notice>
+      ) : null}
+      {confirming ? (
+        <ConfirmDialog
+          title={`Restore ${selected ? jobLabel(selected) : ''}?`}
+          confirmLabel="Restore"
+          onClose={() => setConfirming(false)}
+          onConfirm={restore}
+        >
+          <p>
+            The{' '}
+            {fp ? (
+              <>
+                snapshot with fingerprint <code>{fp}</code>
+              </>
+            ) : (
+              'latest snapshot'
+            )}{' '}
+            is downloaded and written into <code>{selected?.relative_path}</code>.
+          </p>
+          <p>
+            {current ? (
+              <>
+                <strong>
+                  {current.replace_count} existing {current.replace_count === 1 ? 'file is' : 'files are'}{' '}
+                  replaced
+                </strong>{' '}
+                by the snapshot's version and {current.add_count} added.
+              </>
+            ) : (
+              <strong>
+                Files with the same paths as in the snapshot are replaced by the snapshot's version.
+              </strong>
+            )}{' '}
+            Files that are not in the snapshot are left alone.
+          </p>
+        </ConfirmDialog>
+      ) : null}
+    </form>
+  );
+}
+
+/** `/restore`: restore a job here, and answer the Station's restore requests. */
+export function RestorePage() {
+  const { user } = useSession();
+  const status = useScoutStatus();
+  const dirs = usePoll(() => api.get<DirectoryList>('/api/directories'), null);
+  const jobs = (dirs.data?.directories ?? []).filter((dir) => dir.config !== null);
+  return (
+    <>
+      <h1>Restore</h1>
+      <OperationCard status={status} />
+      {user.is_admin ? (
+        <Section title="Restore a job from the Station">
+          <ErrorText error={dirs.error} />
+          {dirs.data ? <LocalRestore jobs={jobs} status={status} /> : dirs.error ? null : <p>Loading…</p>}
+        </Section>
+      ) : null}
+      <RestoreRequests status={status} />
+    </>
+  );
+}

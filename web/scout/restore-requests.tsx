@@ -1,0 +1,247 @@
+import { useState } from 'preact/hooks';
+import { api, errorText } from '../common/api.ts';
+import { Dialog } from '../common/dialog.tsx';
+import { formatBytes } from '../common/format.ts';
+import { usePoll } from '../common/poll.ts';
+import { useSession } from '../common/session.tsx';
+import { ErrorText, Field, Notice, Section, Time, useAction } from '../common/ui.tsx';
+import { IDLE_MS, type StatusPoll } from './status.ts';
+import type { RestoreRequest } from './types.ts';
+
+interface Decided {
+  status: string;
+  snapshot?: string;
+  relative_path?: string;
+  added?: number;
+  replaced?: number;
+  bytes?: number;
+}
+
+const BADGES: Record<string, string> = {
+  pending: 'warn',
+  accepted: 'warn',
+  completed: 'ok',
+  rejected: '',
+  expired: 'bad',
+};
+
+function AcceptDialog({
+  request,
+  foreign,
+  onClose,
+  onDone,
+}: {
+  request: RestoreRequest;
+  foreign: boolean;
+  onClose: () => void;
+  onDone: (reply: Decided) => void;
+}) {
+  const [folder, setFolder] = useState('');
+  const [key, setKey] = useState('');
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<string | null>(null);
+  return (
+    <Dialog title="Accept the restore request" onClose={onClose}>
+      <form
+        onSubmit={async (event) => {
+          event.preventDefault();
+          setBusy(true);
+          setError(null);
+          try {
+            const reply = await api.post<Decided>('/api/restore-requests/decision', {
+              id: request.id,
+              decision: 'accept',
+              ...(folder.trim() ? { relative_path: folder.trim() } : {}),
+              ...(key.trim() ? { encryption_key: key.trim() } : {}),
+            });
+            if (reply.status === 'already_running') {
+              setError('Another operation is running; wait for it to end (or cancel it), then accept again.');
+              return;
+            }
+            onDone(reply);
+            onClose();
+          } catch (err) {
+            setError(errorText(err));
+          } finally {
+            setBusy(false);
+          }
+        }}
+      >
+        <div class="dialog-body">
+          <p>
+            Snapshot <code>{request.filename}</code> of the job <strong>{request.job_name}</strong> is
+            downloaded from the Station and restored into a folder directly under the scan root. Files with
+            the same paths there are replaced; other files are left alone.
+          </p>
+          <Field
+            label="Folder"
+            value={folder}
+            onInput={setFolder}
+            placeholder={request.job_name}
+            spellcheck={false}
+            autoComplete="off"
+            hint={`Optional: one folder name under the scan root. Empty restores into ${request.job_name}.`}
+          />
+          <Field
+            label="Source Scout key"
+            value={key}
+            onInput={setKey}
+            type="password"
+            spellcheck={false}
+            autoComplete="off"
+            hint={
+              foreign
+                ? `Optional, but needed unless this Scout holds it: the snapshot was made by ${request.source_scout_id}; paste that Scout's key (its Scout key page, Reveal key). It is used for this restore only.`
+                : 'Optional: only for a snapshot made with a key this Scout no longer has. It is used for this restore only.'
+            }
+          />
+        </div>
+        <ErrorText error={error} />
+        <div class="actions">
+          <button type="button" onClick={onClose}>
+            Cancel
+          </button>
+          <button type="submit" class="primary" disabled={busy}>
+            {busy ? 'Restoring…' : 'Accept and restore'}
+          </button>
+        </div>
+      </form>
+    </Dialog>
+  );
+}
+
+function RequestRow({
+  request,
+  instanceId,
+  onChanged,
+}: {
+  request: RestoreRequest;
+  instanceId: string | undefined;
+  onChanged: (message: string) => unknown;
+}) {
+  const { user } = useSession();
+  const [accepting, setAccepting] = useState(false);
+  const action = useAction();
+  const foreign = instanceId !== undefined && request.source_instance_id !== instanceId;
+  const pending = request.status === 'pending';
+  return (
+    <tr>
+      <td>
+        <Time value={request.created_at} />
+      </td>
+      <td>{request.job_name}</td>
+      <td>
+        <code>{request.filename}</code>
+      </td>
+      <td>
+        {foreign ? (
+          <>
+            {request.source_scout_id} <small class="muted">({request.source_instance_id.slice(0, 8)}…)</small>
+          </>
+        ) : (
+          'this Scout'
+        )}
+      </td>
+      <td>
+        <span class={`badge ${BADGES[request.status] ?? ''}`}>{request.status}</span>
+        {pending && request.expires_at ? (
+          <small class="muted">
+            {' '}
+            expires <Time value={request.expires_at} />
+          </small>
+        ) : null}
+      </td>
+      <td>
+        {pending && user.is_admin ? (
+          <div class="actions">
+            <button type="button" class="primary" onClick={() => setAccepting(true)}>
+              Accept
+            </button>
+            <button
+              type="button"
+              disabled={action.busy}
+              onClick={async () => {
+                const reply = await action.run(() =>
+                  api.post('/api/restore-requests/decision', { id: request.id, decision: 'reject' }),
+                );
+                if (reply) await onChanged(`Rejected the request for ${request.filename}.`);
+              }}
+            >
+              Reject
+            </button>
+          </div>
+        ) : null}
+        <ErrorText error={action.error} />
+        {accepting ? (
+          <AcceptDialog
+            request={request}
+            foreign={foreign}
+            onClose={() => setAccepting(false)}
+            onDone={(reply) =>
+              onChanged(
+                `Restored ${reply.snapshot ?? request.filename} into ${reply.relative_path ?? request.job_name}: ${reply.added ?? 0} added, ${reply.replaced ?? 0} replaced (${formatBytes(reply.bytes ?? 0)}).`,
+              )
+            }
+          />
+        ) : null}
+      </td>
+    </tr>
+  );
+}
+
+/** Restore requests the Station holds for this Scout: accept (restore here) or reject. */
+export function RestoreRequests({ status }: { status: StatusPoll }) {
+  const requests = usePoll(() => api.get<RestoreRequest[]>('/api/restore-requests'), IDLE_MS);
+  const [message, setMessage] = useState<string | null>(null);
+  const list = requests.data ?? [];
+  return (
+    <Section
+      title="Restore requests from the Station"
+      actions={
+        <button type="button" onClick={() => void requests.reload()} disabled={requests.loading}>
+          Refresh
+        </button>
+      }
+    >
+      <p class="hint">
+        A Station admin can ask this Scout to restore a snapshot, also one made by another Scout. Nothing is
+        restored until you accept. Requests expire an hour after they are made.
+      </p>
+      {message ? <Notice>{message}</Notice> : null}
+      <ErrorText error={requests.error} />
+      {requests.data === null ? null : list.length === 0 ? (
+        <p class="muted">No restore requests.</p>
+      ) : (
+        <div class="table-wrap">
+          <table>
+            <thead>
+              <tr>
+                <th scope="col">Requested</th>
+                <th scope="col">Job</th>
+                <th scope="col">Snapshot</th>
+                <th scope="col">Made by</th>
+                <th scope="col">Status</th>
+                <th scope="col">
+                  <span class="vh">Actions</span>
+                </th>
+              </tr>
+            </thead>
+            <tbody>
+              {list.map((request) => (
+                <RequestRow
+                  key={request.id}
+                  request={request}
+                  instanceId={status.data?.scout_instance_id}
+                  onChanged={async (text) => {
+                    await Promise.all([requests.reload(), status.reload()]);
+                    setMessage(text);
+                  }}
+                />
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
+    </Section>
+  );
+}

@@ -1,0 +1,109 @@
+/** The Scout API's answers, as the console reads them (see the Scout spec). */
+
+export interface ScoutSettings {
+  station_url: string | null;
+  scout_id: string;
+  scout_credential: string | null;
+  cron_schedule: string;
+}
+
+export type OperationKind = 'cycle' | 'force_send' | 'restore';
+
+export interface Operation {
+  kind: OperationKind;
+  job_name: string | null;
+  phase: string;
+  bytes_done: number;
+  bytes_total: number;
+  started_at: string;
+}
+
+export interface ScoutStatus {
+  scout_id: string;
+  scout_instance_id: string;
+  /** Omitted for non-admins and the `read` scope. */
+  settings?: ScoutSettings;
+  key_fingerprint: string;
+  uploads_paused: boolean;
+  upload_circuit: {
+    state: 'closed' | 'open' | 'half_open';
+    consecutive_failures: number;
+    retry_at: string | null;
+  };
+  run_now_requested: boolean;
+  scheduler: {
+    state: 'idle' | 'running' | 'cancelling';
+    cron_schedule: string;
+    next_run_at: string | null;
+    last_started_at: string | null;
+    last_finished_at: string | null;
+  };
+  operation: Operation | null;
+}
+
+export interface JobConfig {
+  job_name: string;
+  include_hidden: boolean;
+  follow_symlinks: boolean;
+  exclude: string[];
+}
+
+export interface JobState {
+  last_status: 'never_run' | 'running' | 'uploaded' | 'unchanged' | 'failed' | 'cancelled';
+  last_error: string | null;
+  last_attempt_at: string | null;
+  last_success_at: string | null;
+  last_stored_as: string | null;
+  staged: boolean;
+}
+
+export interface Directory {
+  relative_path: string;
+  config: JobConfig | null;
+  config_error: string | null;
+  state: JobState;
+}
+
+export interface DirectoryList {
+  discovering: boolean;
+  directories: Directory[];
+}
+
+export interface ChildFolder {
+  name: string;
+  relative_path: string;
+  is_job: boolean;
+}
+
+export interface BrowseEntry {
+  name: string;
+  relative_path: string;
+  type: 'file' | 'dir' | 'symlink';
+  size: number | null;
+  mtime: string | null;
+  excluded: boolean;
+  exclusion_reason: string | null;
+}
+
+export interface Browse {
+  relative_path: string;
+  /** The job the folder belongs to (its own path when it is a job), or null. */
+  job: string | null;
+  entries: BrowseEntry[];
+}
+
+export interface RestoreRequest {
+  id: string;
+  job_name: string;
+  filename: string;
+  status: string;
+  source_scout_id: string;
+  source_instance_id: string;
+  created_at?: string;
+  expires_at?: string;
+}
+
+/** `queued` / `already_running` and friends: HTTP 200 alone does not say the work started. */
+export interface OperationReply {
+  status: string;
+}
