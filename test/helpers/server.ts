@@ -83,7 +83,7 @@ async function waitForHealth(url: string, child: ChildProcess, output: () => str
     await new Promise((r) => setTimeout(r, 50));
   }
   child.kill('SIGKILL');
-  throw new Error(`server did not become ready in 30 s:\n${output()}`);
+  throw new Error(`server did not become ready in 60 s:\n${output()}`);
 }
 
 /** How to start backupd with `args`: node with the source or the bundle, or an executable. */

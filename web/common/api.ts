@@ -60,11 +60,12 @@ export async function request<T = unknown>(
     response = await fetch(path, {
       method,
       credentials: 'same-origin',
+      // FormData goes out as multipart (fetch sets the boundary); anything else as JSON.
       headers:
-        body === undefined
+        body === undefined || body instanceof FormData
           ? { Accept: 'application/json' }
           : { 'Content-Type': 'application/json', Accept: 'application/json' },
-      body: body === undefined ? undefined : JSON.stringify(body),
+      body: body === undefined ? undefined : body instanceof FormData ? body : JSON.stringify(body),
       signal: options.signal,
     });
   } catch (error) {

@@ -1,5 +1,5 @@
 import type { ComponentChildren, JSX } from 'preact';
-import { useState } from 'preact/hooks';
+import { useId, useState } from 'preact/hooks';
 import { errorText } from './api.ts';
 import { localTime, relativeTime } from './format.ts';
 
@@ -30,7 +30,9 @@ type InputProps = Omit<JSX.InputHTMLAttributes<HTMLInputElement>, 'label' | 'onI
 
 /** A labelled input; `hint` is tied to it with aria-describedby. */
 export function Field({ label, value, onInput, hint, id, ...rest }: InputProps) {
-  const fieldId = id ?? `f-${label.toLowerCase().replace(/[^a-z0-9]+/g, '-')}`;
+  // Unique per field, so two forms with the same label on one page stay apart.
+  const autoId = useId();
+  const fieldId = id ?? autoId;
   return (
     <div class="field">
       <label for={fieldId}>{label}</label>

@@ -3,7 +3,6 @@ import { api, path } from '../api.ts';
 import { ConfirmDialog } from '../dialog.tsx';
 import { localTime } from '../format.ts';
 import { usePoll } from '../poll.ts';
-import { useSession } from '../session.tsx';
 import { ErrorText, Field, Notice, Section, Time, useAction } from '../ui.tsx';
 import { AdminOnlyNote, FileField, TextArea } from './fields.tsx';
 import { postFile } from './upload.ts';
@@ -121,7 +120,6 @@ function Expiry({ cert }: { cert: CertificateInfo }) {
 }
 
 function UploadCertificate({ reload }: { reload: () => Promise<void> }) {
-  const session = useSession();
   const [mode, setMode] = useState<'file' | 'paste'>('file');
   const [file, setFile] = useState<File | null>(null);
   const [inputKey, setInputKey] = useState(0);
@@ -147,9 +145,7 @@ function UploadCertificate({ reload }: { reload: () => Promise<void> }) {
           name = filename.trim();
         }
         const reply = await action.run(() =>
-          postFile<{ filename: string }>('/api/certificates/files', 'certificate_file', blob, name, () => {
-            void session.refresh();
-          }),
+          postFile<{ filename: string }>('/api/certificates/files', 'certificate_file', blob, name),
         );
         if (!reply) return;
         setUploaded(reply.filename);

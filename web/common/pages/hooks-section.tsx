@@ -3,7 +3,6 @@ import { api, path } from '../api.ts';
 import { ConfirmDialog, Dialog } from '../dialog.tsx';
 import { formatBytes } from '../format.ts';
 import { usePoll } from '../poll.ts';
-import { useSession } from '../session.tsx';
 import { ErrorText, Notice, Section, Time, useAction } from '../ui.tsx';
 import { AdminOnlyNote, FileField, TextArea } from './fields.tsx';
 import { postFile } from './upload.ts';
@@ -121,7 +120,6 @@ function HookFiles({
   mayRead: boolean;
   reload: () => Promise<void>;
 }) {
-  const session = useSession();
   const [file, setFile] = useState<File | null>(null);
   const [inputKey, setInputKey] = useState(0);
   const [uploaded, setUploaded] = useState<string | null>(null);
@@ -195,9 +193,7 @@ function HookFiles({
             if (!file) return upload.setError('Choose a file to upload first.');
             const chosen = file;
             const reply = await upload.run(() =>
-              postFile<{ filename: string }>('/api/hooks/files', 'hook_file', chosen, chosen.name, () => {
-                void session.refresh();
-              }),
+              postFile<{ filename: string }>('/api/hooks/files', 'hook_file', chosen, chosen.name),
             );
             if (!reply) return;
             setUploaded(reply.filename);
