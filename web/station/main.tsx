@@ -1,16 +1,16 @@
 import '../common/style.css';
+import './station.css';
 import { commonPages } from '../common/pages/index.ts';
 import { startApp } from '../common/shell.tsx';
+import { OverviewPage } from './overview-page.tsx';
+import { RestoresPage } from './restores-page.tsx';
+import { SettingsPage } from './settings-page.tsx';
+import { TokensPage } from './tokens-page.tsx';
 
 startApp('backupd Station', [
-  {
-    path: '/',
-    label: 'Overview',
-    render: () => (
-      <section class="card">
-        <h1>Overview</h1>
-      </section>
-    ),
-  },
+  { path: '/', label: 'Overview', render: () => <OverviewPage /> },
+  { path: '/station-tokens', label: 'Station tokens', adminOnly: true, render: () => <TokensPage /> },
+  { path: '/restores', label: 'Restore requests', render: () => <RestoresPage /> },
+  { path: '/station-settings', label: 'Station settings', render: () => <SettingsPage /> },
   ...commonPages(),
 ]);

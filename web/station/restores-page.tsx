@@ -1,0 +1,131 @@
+/** `/restores`: restore requests and their state. */
+import { ApiError, api } from '../common/api.ts';
+import { usePoll } from '../common/poll.ts';
+import { linkClick } from '../common/router.ts';
+import { ErrorText, Section, Time } from '../common/ui.tsx';
+import { Filename } from './names.tsx';
+import { effectiveStatus, type LoggedRequest, loggedRequests } from './restore-log.ts';
+import type { RestoreRequest } from './types.ts';
+
+const TONES: Record<string, string> = {
+  pending: 'warn',
+  accepted: 'ok',
+  completed: 'ok',
+  rejected: 'bad',
+  expired: '',
+};
+
+const MEANINGS: Record<string, string> = {
+  pending: 'Waiting for the target Scout to accept or reject it.',
+  accepted: 'The target Scout accepted it and may download the snapshot.',
+  completed: 'The target Scout restored the snapshot.',
+  rejected: 'The target Scout rejected it, or the restore failed.',
+  expired: 'Not completed within one hour of its creation; ask again if still needed.',
+};
+
+interface Listing {
+  requests: (RestoreRequest & Partial<Pick<LoggedRequest, 'notified'>>)[];
+  /** True when the Station has no list route and this browser's record is shown instead. */
+  local: boolean;
+}
+
+async function loadRequests(): Promise<Listing> {
+  try {
+    const answer = await api.get<{ requests: RestoreRequest[] }>('/api/restore-requests');
+    return { requests: answer.requests, local: false };
+  } catch (error) {
+    if (error instanceof ApiError && (error.status === 404 || error.status === 405)) {
+      return { requests: loggedRequests(), local: true };
+    }
+    throw error;
+  }
+}
+
+export function RestoresPage() {
+  const poll = usePoll(loadRequests, 15_000);
+  const listing = poll.data;
+  return (
+    <>
+      <h1>Restore requests</h1>
+      <p>
+        A restore request offers one stored snapshot to a Scout instance, which accepts or rejects it. Create
+        one with <strong>Request restore</strong> beside a snapshot on the{' '}
+        <a href="/" onClick={(event) => linkClick(event, '/')}>
+          Overview
+        </a>
+        . A request expires one hour after creation.
+      </p>
+      <ErrorText error={poll.error} />
+      <Section title="Requests">
+        {listing?.local ? (
+          <p class="notice warn-notice" data-testid="restores-local">
+            This Station offers no list of restore requests, so these are the ones made in this browser. A
+            request's state is shown as it was made, and as expired once its hour is over; the target Scout
+            records accepting, rejecting and completing it.
+          </p>
+        ) : null}
+        {listing && listing.requests.length === 0 ? <p class="muted">No restore requests.</p> : null}
+        {listing && listing.requests.length > 0 ? <RequestTable listing={listing} /> : null}
+      </Section>
+    </>
+  );
+}
+
+function RequestTable({ listing }: { listing: Listing }) {
+  return (
+    <div class="table-wrap">
+      <table>
+        <thead>
+          <tr>
+            <th scope="col">Created</th>
+            <th scope="col">Snapshot</th>
+            <th scope="col">From</th>
+            <th scope="col">To</th>
+            <th scope="col">State</th>
+            {listing.local ? <th scope="col">Scout notified</th> : null}
+          </tr>
+        </thead>
+        <tbody>
+          {listing.requests.map((r) => {
+            const status = effectiveStatus(r);
+            return (
+              <tr key={r.id} data-request-id={r.id}>
+                <td class="nowrap">
+                  <Time value={r.created_at} />
+                </td>
+                <td>
+                  {r.job_name}: <Filename name={r.filename} />
+                </td>
+                <td>
+                  {r.source_scout_id} / <code>{r.source_instance_id}</code>
+                </td>
+                <td>
+                  {r.target_scout_id} / <code>{r.target_instance_id}</code>
+                </td>
+                <td>
+                  <span
+                    class={`badge ${TONES[status] ?? ''}`}
+                    title={MEANINGS[status]}
+                    data-testid="restore-status"
+                  >
+                    {status}
+                  </span>
+                  {status === 'pending' || status === 'accepted' ? (
+                    <small class="muted">
+                      {' '}
+                      expires{' '}
+                      <Time
+                        value={r.expires_at ?? new Date(Date.parse(r.created_at) + 3_600_000).toISOString()}
+                      />
+                    </small>
+                  ) : null}
+                </td>
+                {listing.local ? <td>{r.notified ? 'Yes' : 'No'}</td> : null}
+              </tr>
+            );
+          })}
+        </tbody>
+      </table>
+    </div>
+  );
+}
