@@ -313,6 +313,11 @@ describe('restore end to end', { skip }, () => {
       assert.deepEqual(jobTree(into), tree2, 'A’s files are under B’s scan root');
       assert.equal(readFileSync(join(B.scan, 'own', 'mine.txt'), 'utf8'), 'B keeps this');
       assert.equal(await statusOf(B, request.id), 'completed');
+      // The Station's own list (the dashboard's) shows it completed, newest first.
+      const onStation = await stationAdmin.get('/api/restore-requests');
+      assert.equal(onStation.status, 200, onStation.text);
+      assert.equal(onStation.body.requests[0]?.id, request.id);
+      assert.equal(onStation.body.requests[0]?.status, 'completed');
       const key = await B.admin.get('/api/encryption-key');
       assert.equal(key.body.fingerprint, B.fingerprint, 'the given key does not replace B’s own');
 

@@ -4,7 +4,6 @@ import { api, path } from '../common/api.ts';
 import { Dialog } from '../common/dialog.tsx';
 import { linkClick } from '../common/router.ts';
 import { ErrorText, Notice, useAction } from '../common/ui.tsx';
-import { logRequest } from './restore-log.ts';
 import type { JobRef, RestoreCreated } from './types.ts';
 
 export interface InstanceRef {
@@ -40,7 +39,6 @@ export function RestoreDialog({
       ),
     );
     if (answer) {
-      logRequest(answer.request, answer.notified);
       setCreated(answer);
     }
   }

@@ -1,10 +1,9 @@
 /** `/restores`: restore requests and their state. */
-import { ApiError, api } from '../common/api.ts';
+import { api } from '../common/api.ts';
 import { usePoll } from '../common/poll.ts';
 import { linkClick } from '../common/router.ts';
 import { ErrorText, Section, Time } from '../common/ui.tsx';
 import { Filename } from './names.tsx';
-import { effectiveStatus, type LoggedRequest, loggedRequests } from './restore-log.ts';
 import type { RestoreRequest } from './types.ts';
 
 const TONES: Record<string, string> = {
@@ -24,21 +23,20 @@ const MEANINGS: Record<string, string> = {
 };
 
 interface Listing {
-  requests: (RestoreRequest & Partial<Pick<LoggedRequest, 'notified'>>)[];
-  /** True when the Station has no list route and this browser's record is shown instead. */
-  local: boolean;
+  requests: RestoreRequest[];
 }
 
-async function loadRequests(): Promise<Listing> {
-  try {
-    const answer = await api.get<{ requests: RestoreRequest[] }>('/api/restore-requests');
-    return { requests: answer.requests, local: false };
-  } catch (error) {
-    if (error instanceof ApiError && (error.status === 404 || error.status === 405)) {
-      return { requests: loggedRequests(), local: true };
-    }
-    throw error;
-  }
+const loadRequests = () => api.get<Listing>('/api/restore-requests');
+
+const REQUEST_LIFETIME_MS = 60 * 60 * 1000;
+
+/** A request that is neither completed nor rejected reads `expired` one hour after creation. */
+function effectiveStatus(request: RestoreRequest, now = Date.now()): string {
+  const final = request.status === 'completed' || request.status === 'rejected';
+  const expiresAt = request.expires_at
+    ? Date.parse(request.expires_at)
+    : Date.parse(request.created_at) + REQUEST_LIFETIME_MS;
+  return !final && now >= expiresAt ? 'expired' : request.status;
 }
 
 export function RestoresPage() {
@@ -57,13 +55,6 @@ export function RestoresPage() {
       </p>
       <ErrorText error={poll.error} />
       <Section title="Requests">
-        {listing?.local ? (
-          <p class="notice warn-notice" data-testid="restores-local">
-            This Station offers no list of restore requests, so these are the ones made in this browser. A
-            request's state is shown as it was made, and as expired once its hour is over; the target Scout
-            records accepting, rejecting and completing it.
-          </p>
-        ) : null}
         {listing && listing.requests.length === 0 ? <p class="muted">No restore requests.</p> : null}
         {listing && listing.requests.length > 0 ? <RequestTable listing={listing} /> : null}
       </Section>
@@ -82,7 +73,6 @@ function RequestTable({ listing }: { listing: Listing }) {
             <th scope="col">From</th>
             <th scope="col">To</th>
             <th scope="col">State</th>
-            {listing.local ? <th scope="col">Scout notified</th> : null}
           </tr>
         </thead>
         <tbody>
@@ -120,7 +110,6 @@ function RequestTable({ listing }: { listing: Listing }) {
                     </small>
                   ) : null}
                 </td>
-                {listing.local ? <td>{r.notified ? 'Yes' : 'No'}</td> : null}
               </tr>
             );
           })}

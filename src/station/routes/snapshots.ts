@@ -36,6 +36,9 @@ export function snapshotRoutes(station: StationServices) {
   app.get('/snapshots/:scoutId/:jobName/:filename', signedIn('restore'), download);
   app.delete('/snapshots/:scoutId/:jobName/:filename', adminOnly('manage'), remove);
 
+  app.get('/restore-requests', signedIn('read'), async (c) =>
+    c.json(await station.restoreRequests.listRecent()),
+  );
   app.post('/snapshots/:scoutId/:instanceId/:jobName/:filename/restore', adminOnly('restore'), async (c) => {
     const body = await readJson(c, RestoreTarget);
     const hasScout = body.target_scout_id !== undefined;

@@ -157,6 +157,16 @@ export function createRestoreRequests(deps: {
       return { requests: rows.map(requestView) };
     },
 
+    /** Every request of the last seven days, newest first (the dashboard's list). */
+    async listRecent() {
+      const rows = await db
+        .select()
+        .from(restoreRequests)
+        .where(gt(restoreRequests.createdAt, clock.now() - LISTED_FOR_MS))
+        .orderBy(desc(restoreRequests.createdAt));
+      return { requests: rows.map(requestView) };
+    },
+
     async update(token: StationTokenRow, scoutId: string, instanceId: string, id: string, status: string) {
       if (!['accepted', 'rejected', 'completed'].includes(status)) {
         throw badRequest('status must be accepted, rejected or completed');
