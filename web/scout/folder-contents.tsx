@@ -74,7 +74,7 @@ function EntryRow({
               }
             }}
           >
-            Exclude<span class="vh"> {entry.name}</span>
+            Exclude<span class="visually-hidden"> {entry.name}</span>
           </button>
         ) : null}
       </td>
@@ -95,7 +95,7 @@ export function FolderContents({
   return (
     <div class="table-wrap">
       <table>
-        <caption class="vh">Contents of {browse.relative_path}</caption>
+        <caption class="visually-hidden">Contents of {browse.relative_path}</caption>
         <thead>
           <tr>
             <th scope="col">Name</th>
@@ -105,7 +105,7 @@ export function FolderContents({
             </th>
             <th scope="col">Backup</th>
             <th scope="col">
-              <span class="vh">Actions</span>
+              <span class="visually-hidden">Actions</span>
             </th>
           </tr>
         </thead>

@@ -42,7 +42,7 @@ function FolderNode({ name, relativePath, jobs, open: initiallyOpen = false }: N
           }}
         >
           <span aria-hidden="true">{open ? '▾' : '▸'}</span>
-          <span class="vh">Subfolders of {name}</span>
+          <span class="visually-hidden">Subfolders of {name}</span>
         </button>
         <a href={folderUrl(relativePath)} onClick={(event) => linkClick(event, folderUrl(relativePath))}>
           {name}

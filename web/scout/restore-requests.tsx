@@ -222,7 +222,7 @@ export function RestoreRequests({ status }: { status: StatusPoll }) {
                 <th scope="col">Made by</th>
                 <th scope="col">Status</th>
                 <th scope="col">
-                  <span class="vh">Actions</span>
+                  <span class="visually-hidden">Actions</span>
                 </th>
               </tr>
             </thead>

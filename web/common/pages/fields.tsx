@@ -1,4 +1,5 @@
 import type { ComponentChildren, JSX } from 'preact';
+import { useId } from 'preact/hooks';
 
 type TextAreaProps = Omit<JSX.TextareaHTMLAttributes<HTMLTextAreaElement>, 'label' | 'onInput' | 'value'> & {
   label: string;
@@ -7,13 +8,10 @@ type TextAreaProps = Omit<JSX.TextareaHTMLAttributes<HTMLTextAreaElement>, 'labe
   hint?: ComponentChildren;
 };
 
-function idFor(label: string): string {
-  return `f-${label.toLowerCase().replace(/[^a-z0-9]+/g, '-')}`;
-}
-
 /** A labelled textarea, like ui.tsx's Field; `hint` is tied to it with aria-describedby. */
 export function TextArea({ label, value, onInput, hint, id, ...rest }: TextAreaProps) {
-  const fieldId = id ?? idFor(label);
+  const autoId = useId();
+  const fieldId = id ?? autoId;
   return (
     <div class="field">
       <label for={fieldId}>{label}</label>
@@ -49,7 +47,7 @@ export function FileField({
   /** Change it to clear the input after an upload. */
   inputKey?: number;
 }) {
-  const fieldId = idFor(label);
+  const fieldId = useId();
   return (
     <div class="field">
       <label for={fieldId}>{label}</label>
