@@ -21,7 +21,45 @@ export function Notice({ children }: { children: ComponentChildren }) {
   );
 }
 
-type InputProps = Omit<JSX.InputHTMLAttributes<HTMLInputElement>, 'label' | 'onInput' | 'value'> & {
+/** What a control inside a FieldFrame is given: its id and the id of its hint, if any. */
+export interface FieldIds {
+  id: string;
+  describedBy: string | undefined;
+}
+
+/**
+ * A label, one control and its hint, tied together by id and aria-describedby. The id is
+ * unique per field (useId), so two forms with the same label on one page stay apart.
+ */
+export function FieldFrame({
+  label,
+  hint,
+  id,
+  control,
+}: {
+  label: string;
+  hint?: ComponentChildren;
+  id?: string;
+  control: (ids: FieldIds) => ComponentChildren;
+}) {
+  const autoId = useId();
+  const fieldId = id ?? autoId;
+  const hintId = hint ? `${fieldId}-hint` : undefined;
+  return (
+    <div class="field">
+      <label for={fieldId}>{label}</label>
+      {control({ id: fieldId, describedBy: hintId })}
+      {hint ? (
+        <small id={hintId} class="hint">
+          {hint}
+        </small>
+      ) : null}
+    </div>
+  );
+}
+
+type InputProps = Omit<JSX.InputHTMLAttributes<HTMLInputElement>, 'label' | 'onInput' | 'value' | 'id'> & {
+  id?: string;
   label: string;
   value: string;
   onInput: (value: string) => void;
@@ -30,25 +68,21 @@ type InputProps = Omit<JSX.InputHTMLAttributes<HTMLInputElement>, 'label' | 'onI
 
 /** A labelled input; `hint` is tied to it with aria-describedby. */
 export function Field({ label, value, onInput, hint, id, ...rest }: InputProps) {
-  // Unique per field, so two forms with the same label on one page stay apart.
-  const autoId = useId();
-  const fieldId = id ?? autoId;
   return (
-    <div class="field">
-      <label for={fieldId}>{label}</label>
-      <input
-        id={fieldId}
-        value={value}
-        onInput={(event) => onInput((event.target as HTMLInputElement).value)}
-        aria-describedby={hint ? `${fieldId}-hint` : undefined}
-        {...rest}
-      />
-      {hint ? (
-        <small id={`${fieldId}-hint`} class="hint">
-          {hint}
-        </small>
-      ) : null}
-    </div>
+    <FieldFrame
+      label={label}
+      hint={hint}
+      id={id}
+      control={(ids) => (
+        <input
+          id={ids.id}
+          value={value}
+          onInput={(event) => onInput((event.target as HTMLInputElement).value)}
+          aria-describedby={ids.describedBy}
+          {...rest}
+        />
+      )}
+    />
   );
 }
 

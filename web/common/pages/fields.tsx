@@ -1,34 +1,35 @@
 import type { ComponentChildren, JSX } from 'preact';
-import { useId } from 'preact/hooks';
+import { FieldFrame } from '../ui.tsx';
 
-type TextAreaProps = Omit<JSX.TextareaHTMLAttributes<HTMLTextAreaElement>, 'label' | 'onInput' | 'value'> & {
+type TextAreaProps = Omit<
+  JSX.TextareaHTMLAttributes<HTMLTextAreaElement>,
+  'label' | 'onInput' | 'value' | 'id'
+> & {
+  id?: string;
   label: string;
   value: string;
   onInput: (value: string) => void;
   hint?: ComponentChildren;
 };
 
-/** A labelled textarea, like ui.tsx's Field; `hint` is tied to it with aria-describedby. */
+/** A labelled textarea, like ui.tsx's Field. */
 export function TextArea({ label, value, onInput, hint, id, ...rest }: TextAreaProps) {
-  const autoId = useId();
-  const fieldId = id ?? autoId;
   return (
-    <div class="field">
-      <label for={fieldId}>{label}</label>
-      <textarea
-        id={fieldId}
-        value={value}
-        onInput={(event) => onInput((event.target as HTMLTextAreaElement).value)}
-        aria-describedby={hint ? `${fieldId}-hint` : undefined}
-        spellcheck={false}
-        {...rest}
-      />
-      {hint ? (
-        <small id={`${fieldId}-hint`} class="hint">
-          {hint}
-        </small>
-      ) : null}
-    </div>
+    <FieldFrame
+      label={label}
+      hint={hint}
+      id={id}
+      control={(ids) => (
+        <textarea
+          id={ids.id}
+          value={value}
+          onInput={(event) => onInput((event.target as HTMLTextAreaElement).value)}
+          aria-describedby={ids.describedBy}
+          spellcheck={false}
+          {...rest}
+        />
+      )}
+    />
   );
 }
 
@@ -47,24 +48,21 @@ export function FileField({
   /** Change it to clear the input after an upload. */
   inputKey?: number;
 }) {
-  const fieldId = useId();
   return (
-    <div class="field">
-      <label for={fieldId}>{label}</label>
-      <input
-        key={inputKey}
-        id={fieldId}
-        type="file"
-        accept={accept}
-        aria-describedby={hint ? `${fieldId}-hint` : undefined}
-        onChange={(event) => onFile((event.target as HTMLInputElement).files?.[0] ?? null)}
-      />
-      {hint ? (
-        <small id={`${fieldId}-hint`} class="hint">
-          {hint}
-        </small>
-      ) : null}
-    </div>
+    <FieldFrame
+      label={label}
+      hint={hint}
+      control={(ids) => (
+        <input
+          key={inputKey}
+          id={ids.id}
+          type="file"
+          accept={accept}
+          aria-describedby={ids.describedBy}
+          onChange={(event) => onFile((event.target as HTMLInputElement).files?.[0] ?? null)}
+        />
+      )}
+    />
   );
 }
 
