@@ -28,17 +28,6 @@ interface Listing {
 
 const loadRequests = () => api.get<Listing>('/api/restore-requests');
 
-const REQUEST_LIFETIME_MS = 60 * 60 * 1000;
-
-/** A request that is neither completed nor rejected reads `expired` one hour after creation. */
-function effectiveStatus(request: RestoreRequest, now = Date.now()): string {
-  const final = request.status === 'completed' || request.status === 'rejected';
-  const expiresAt = request.expires_at
-    ? Date.parse(request.expires_at)
-    : Date.parse(request.created_at) + REQUEST_LIFETIME_MS;
-  return !final && now >= expiresAt ? 'expired' : request.status;
-}
-
 export function RestoresPage() {
   const poll = usePoll(loadRequests, 15_000);
   const listing = poll.data;
@@ -77,7 +66,8 @@ function RequestTable({ listing }: { listing: Listing }) {
         </thead>
         <tbody>
           {listing.requests.map((r) => {
-            const status = effectiveStatus(r);
+            // The Station reports `expired` itself; the list is re-read every 15 s.
+            const status = r.status;
             return (
               <tr key={r.id} data-request-id={r.id}>
                 <td class="nowrap">

@@ -24,6 +24,15 @@ export function tablesInCopyOrder(): PgTable[] {
   return ordered;
 }
 
+/** Columns that order a table's rows completely: its primary key, else every column. */
+function orderColumns(table: PgTable) {
+  const config = getTableConfig(table);
+  const primary = config.columns.filter((column) => column.primary);
+  if (primary.length > 0) return primary;
+  const composite = config.primaryKeys[0]?.columns;
+  return composite && composite.length > 0 ? composite : config.columns;
+}
+
 export interface TableCopy {
   table: string;
   rows: number;
@@ -56,14 +65,25 @@ export async function copyStationTables(
   const copies: TableCopy[] = [];
   await target.transaction(async (tx) => {
     for (const table of tablesInCopyOrder()) {
-      const rows = await source.select().from(table);
-      for (let start = 0; start < rows.length; start += BATCH_ROWS) {
-        await tx.insert(table).values(rows.slice(start, start + BATCH_ROWS));
+      // A batch at a time in a stable order (the Station is stopped: nothing moves meanwhile),
+      // so a large snapshot index is never held in memory at once.
+      const order = orderColumns(table);
+      let read = 0;
+      for (;;) {
+        const batch = await source
+          .select()
+          .from(table)
+          .orderBy(...order)
+          .limit(BATCH_ROWS)
+          .offset(read);
+        if (batch.length === 0) break;
+        await tx.insert(table).values(batch);
+        read += batch.length;
       }
       const copied = await rowCount(tx as unknown as StationDb, table);
       const name = getTableConfig(table).name;
-      if (copied !== rows.length) throw new Error(`${name}: copied ${copied} of ${rows.length} rows`);
-      const copy = { table: name, rows: rows.length };
+      if (copied !== read) throw new Error(`${name}: copied ${copied} of ${read} rows`);
+      const copy = { table: name, rows: read };
       copies.push(copy);
       onTable(copy);
     }
