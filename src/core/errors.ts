@@ -5,11 +5,13 @@ export class AppError extends Error {
   readonly status: number;
   readonly detail: Detail;
   readonly headers: Record<string, string>;
+  /** A stable snake_case name clients read instead of the wording (e.g. `binding_conflict`). */
+  readonly code: string | undefined;
 
   constructor(
     status: number,
     detail: Detail,
-    options: { cause?: unknown; headers?: Record<string, string> } = {},
+    options: { cause?: unknown; headers?: Record<string, string>; code?: string } = {},
   ) {
     super(typeof detail === 'string' ? detail : String(detail.message ?? detail.status ?? 'error'), {
       cause: options.cause,
@@ -18,6 +20,7 @@ export class AppError extends Error {
     this.status = status;
     this.detail = detail;
     this.headers = options.headers ?? {};
+    this.code = options.code;
   }
 }
 

@@ -12,7 +12,8 @@ export function handleError(err: Error, c: Context<AppEnv>): Response {
   const requestLog = c.get('log') ?? log;
   if (err instanceof AppError) {
     if (err.status >= 500) requestLog.error({ err }, err.message);
-    return c.json({ detail: err.detail }, err.status as ContentfulStatusCode, err.headers);
+    const body = err.code ? { detail: err.detail, code: err.code } : { detail: err.detail };
+    return c.json(body, err.status as ContentfulStatusCode, err.headers);
   }
   if (err instanceof HTTPException) {
     return c.json({ detail: err.message || 'request refused' }, err.status);
