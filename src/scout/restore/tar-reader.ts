@@ -10,6 +10,9 @@ export interface TarEntry {
   mtimeMs: number;
   size: number;
   linkname: string;
+  /** The owner's numeric ids (pax `uid`/`gid` when present, else the header fields). */
+  uid: number;
+  gid: number;
 }
 
 export class TarError extends Error {
@@ -132,6 +135,8 @@ export async function readTar(
       mtimeMs: Math.round((pax.mtime !== undefined ? Number(pax.mtime) : number(block, 136, 12)) * 1000),
       size: realSize,
       linkname: pax.linkpath ?? longLink ?? text(block, 157, 100),
+      uid: pax.uid !== undefined ? Number(pax.uid) : number(block, 108, 8),
+      gid: pax.gid !== undefined ? Number(pax.gid) : number(block, 116, 8),
     };
     pax = {};
     longName = null;
