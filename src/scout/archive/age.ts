@@ -28,7 +28,7 @@ const b64 = (data: Uint8Array) => Buffer.from(data).toString('base64').replace(/
 function strictB64(text: string, what: string): Buffer {
   const bytes = Buffer.from(text, 'base64');
   if (!/^[A-Za-z0-9+/]*$/.test(text) || b64(bytes) !== text)
-    throw new AgeError(`malformed base64 in the age ${what}`);
+    throw new AgeError(`malformed base64 in the age ${what}`, 'header');
   return bytes;
 }
 const hkdf = (ikm: Uint8Array, salt: Uint8Array, info: string) =>
@@ -40,18 +40,38 @@ function seal(key: Uint8Array, nonce: Uint8Array, plaintext: Uint8Array): Buffer
 }
 
 function open(key: Uint8Array, nonce: Uint8Array, sealed: Uint8Array): Buffer {
-  if (sealed.length < TAG) throw new AgeError('truncated ciphertext');
+  if (sealed.length < TAG) throw new AgeError('truncated age payload chunk', 'payload');
   const decipher = createDecipheriv('chacha20-poly1305', key, nonce, { authTagLength: TAG });
   decipher.setAuthTag(sealed.subarray(sealed.length - TAG));
   try {
     return Buffer.concat([decipher.update(sealed.subarray(0, sealed.length - TAG)), decipher.final()]);
   } catch {
-    throw new AgeError('decryption failed: wrong key or damaged archive');
+    throw new AgeError('decryption failed: wrong key or damaged archive', 'payload');
+  }
+}
+
+/**
+ * What failed, in the terms of the age test vectors (c2sp.org/CCTV/age): the header does not
+ * parse, no identity opens a stanza, the header MAC is wrong, or the payload is damaged.
+ */
+export type AgeFailure = 'header' | 'no_match' | 'hmac' | 'payload';
+
+/** `open`, or null when the chunk does not authenticate under this nonce. */
+function tryOpen(key: Uint8Array, nonce: Uint8Array, sealed: Uint8Array): Buffer | null {
+  try {
+    return open(key, nonce, sealed);
+  } catch {
+    return null;
   }
 }
 
 export class AgeError extends Error {
   override name = 'AgeError';
+  readonly kind: AgeFailure;
+  constructor(message: string, kind: AgeFailure) {
+    super(message);
+    this.kind = kind;
+  }
 }
 
 function streamNonce(counter: number, last: boolean): Buffer {
@@ -129,25 +149,31 @@ function parseHeader(data: Buffer): ParsedHeader | null {
   if (lineEnd < 0) return null;
   const text = data.subarray(0, lineEnd).toString('latin1');
   const lines = text.split('\n');
-  if (lines[0] !== VERSION_LINE) throw new AgeError('not an age v1 file');
+  if (lines[0] !== VERSION_LINE) throw new AgeError('not an age v1 file', 'header');
   const stanzas: ParsedHeader['stanzas'] = [];
   let i = 1;
   while (i < lines.length && lines[i]?.startsWith('-> ')) {
     const [type = '', ...args] = (lines[i] ?? '').slice(3).split(' ');
+    // Each argument is one or more printable ASCII characters, separated by single spaces.
+    if (![type, ...args].every((arg) => /^[\x21-\x7e]+$/.test(arg))) {
+      throw new AgeError('malformed stanza arguments in the age header', 'header');
+    }
     i += 1;
     const bodyLines: string[] = [];
     for (;;) {
       const line = lines[i] ?? '';
       i += 1;
+      // Body lines wrap at exactly 64 columns; the first shorter line (maybe empty) ends it.
+      if (line.length > 64) throw new AgeError('an age stanza body line is longer than 64 columns', 'header');
       bodyLines.push(line);
       if (line.length < 64) break;
     }
     stanzas.push({ type, args, body: strictB64(bodyLines.join(''), 'stanza body') });
   }
   const macLine = lines[i] ?? '';
-  if (!macLine.startsWith('--- ')) throw new AgeError('malformed age header');
+  if (!macLine.startsWith('--- ')) throw new AgeError('malformed age header', 'header');
   const mac = strictB64(macLine.slice(4), 'header MAC');
-  if (mac.length !== 32) throw new AgeError('malformed age header MAC');
+  if (mac.length !== 32) throw new AgeError('malformed age header MAC', 'header');
   return {
     stanzas,
     macInput: `${lines.slice(0, i).join('\n')}\n---`,
@@ -161,14 +187,14 @@ function unwrapFileKey(header: ParsedHeader, identities: ScoutKey[]): Buffer {
     if (stanza.type !== 'X25519') continue;
     const share = strictB64(stanza.args[0] ?? '', 'X25519 share');
     if (stanza.args.length !== 1 || share.length !== 32 || stanza.body.length !== 32) {
-      throw new AgeError('malformed X25519 stanza in the age header');
+      throw new AgeError('malformed X25519 stanza in the age header', 'header');
     }
     for (const identity of identities) {
       let shared: Buffer;
       try {
         shared = x25519(identity.secret, share);
       } catch {
-        throw new AgeError('invalid X25519 share in the age header');
+        throw new AgeError('invalid X25519 share in the age header', 'header');
       }
       const wrapKey = hkdf(shared, Buffer.concat([share, identity.publicKey]), X25519_LABEL);
       let fileKey: Buffer;
@@ -181,12 +207,12 @@ function unwrapFileKey(header: ParsedHeader, identities: ScoutKey[]): Buffer {
         .update(header.macInput)
         .digest();
       if (mac.length !== header.mac.length || !timingSafeEqual(mac, header.mac)) {
-        throw new AgeError('age header MAC mismatch: the archive was altered');
+        throw new AgeError('age header MAC mismatch: the archive was altered', 'hmac');
       }
       return fileKey;
     }
   }
-  throw new AgeError('no key matches this archive: it was encrypted to another Scout key');
+  throw new AgeError('no key matches this archive: it was encrypted to another Scout key', 'no_match');
 }
 
 /** Decrypts an age stream with the first of `identities` that opens it. */
@@ -203,31 +229,37 @@ export function createAgeDecrypt(identities: ScoutKey[]): Transform {
     if (!payloadKey) {
       const header = parseHeader(buffer);
       if (!header) {
-        if (final || buffer.length > 1024 * 1024) throw new AgeError('truncated or malformed age header');
+        if (final || buffer.length > 1024 * 1024)
+          throw new AgeError('truncated or malformed age header', 'header');
         return;
       }
       if (buffer.length < header.length + 16 && !final) return;
       const fileKey = unwrapFileKey(header, identities);
       const nonce = buffer.subarray(header.length, header.length + 16);
-      if (nonce.length < 16) throw new AgeError('truncated age payload');
+      if (nonce.length < 16)
+        throw new AgeError('truncated age header: the payload nonce is missing', 'header');
       payloadKey = hkdf(fileKey, nonce, 'payload');
       buffer = buffer.subarray(header.length + 16);
     }
-    // A chunk is final only when nothing follows it, so keep one full chunk back until the end.
-    while (buffer.length > sealedChunk || (final && buffer.length > 0)) {
-      if (sawLast) throw new AgeError('data after the final age chunk');
+    // A full sealed chunk opens either as a middle chunk or as the last one (the nonce says
+    // which); a shorter one can only be the last and waits for the end of the input. Every
+    // chunk that opens is released at once, as age does.
+    while (buffer.length >= sealedChunk || (final && buffer.length > 0)) {
+      if (sawLast) throw new AgeError('data after the final age chunk', 'payload');
       const take = Math.min(sealedChunk, buffer.length);
-      const last = final && take === buffer.length;
       const piece = buffer.subarray(0, take);
-      const plain = open(payloadKey, streamNonce(counter, last), piece);
-      if (!last && plain.length !== CHUNK) throw new AgeError('short age chunk before the end');
-      if (last && plain.length === 0 && counter > 0) throw new AgeError('empty final age chunk');
+      let plain: Buffer | null = null;
+      if (take === sealedChunk) plain = tryOpen(payloadKey, streamNonce(counter, false), piece);
+      if (plain === null) {
+        plain = open(payloadKey, streamNonce(counter, true), piece);
+        if (plain.length === 0 && counter > 0) throw new AgeError('empty final age chunk', 'payload');
+        sawLast = true;
+      }
       push(plain);
       counter += 1;
-      sawLast = last;
       buffer = buffer.subarray(take);
     }
-    if (final && !sawLast) throw new AgeError('truncated age payload: the final chunk is missing');
+    if (final && !sawLast) throw new AgeError('truncated age payload: the final chunk is missing', 'payload');
   }
 
   return new Transform({
