@@ -12,7 +12,23 @@ const MintBody = z.object({
   ttl_days: z.number().int('ttl_days must be a whole number').optional(),
   shared: z.boolean().default(false),
   max_registrations: z.number().int('max_registrations must be a whole number').optional(),
+  // A recovery token: minted already bound to an existing instance (both fields or neither).
+  scout_id: z.string({ error: 'scout_id must be a string' }).optional(),
+  scout_instance_id: z.string({ error: 'scout_instance_id must be a string' }).optional(),
+  revoke_other_tokens: z.boolean({ error: 'revoke_other_tokens must be true or false' }).default(false),
 });
+
+/** The instance a recovery token is bound to, or none; one of the two fields alone is a 400. */
+function recoveryTarget(body: { scout_id?: string | undefined; scout_instance_id?: string | undefined }) {
+  if (body.scout_id === undefined && body.scout_instance_id === undefined) return undefined;
+  if (body.scout_id === undefined || body.scout_instance_id === undefined)
+    throw badRequest(
+      'a recovery token needs both scout_id and scout_instance_id (or neither for a normal token)',
+    );
+  checkComponent('scout_id', body.scout_id);
+  checkComponent('scout_instance_id', body.scout_instance_id);
+  return { scoutId: body.scout_id, instanceId: body.scout_instance_id };
+}
 
 function checkTtl(ttl: number): number {
   if (!Number.isInteger(ttl) || ttl < 1 || ttl > 3650) throw badRequest('ttl_days must be from 1 to 3650');
@@ -35,6 +51,8 @@ export function credentialRoutes(station: StationServices) {
       ttl_days: checkTtl(ttl),
       shared: body.shared,
       max_registrations: body.max_registrations,
+      bind_to: recoveryTarget(body),
+      revoke_other_tokens: body.revoke_other_tokens,
     });
     return c.json(minted, 201);
   });
