@@ -11,7 +11,9 @@ const clockFile = join(dir, 'clock');
 let offset = 0;
 writeFileSync(clockFile, '0');
 process.env.BACKUPD_TEST_CLOCK_FILE = clockFile;
-const { SlidingWindowLimiter, FixedWindowLimiter } = await import('../../src/core/auth/rate-limit.ts');
+const { SlidingWindowLimiter, FixedWindowLimiter, reserve } = await import(
+  '../../src/core/auth/rate-limit.ts'
+);
 
 function advance(ms: number): void {
   offset += ms;
@@ -100,6 +102,53 @@ describe('SlidingWindowLimiter', () => {
     for (let i = 0; i < 10_050; i += 1) limiter.record(`k${i}`);
     assert.equal(limiter.retryAfterSeconds('kept'), 0);
     assert.equal(limiter.retryAfterSeconds('k10049'), 1);
+  });
+});
+
+describe('reserve', () => {
+  test('counts the attempt under every key before anything else can run, or under none', () => {
+    const byClient = new SlidingWindowLimiter(2, 60_000);
+    const byUser = new SlidingWindowLimiter(3, 60_000);
+    const slots = (client: string) => [[byClient, client] as const, [byUser, 'alice'] as const];
+    const first = reserve(slots('a'));
+    const second = reserve(slots('a'));
+    assert.equal(first.wait, 0);
+    assert.equal(second.wait, 0);
+    // Two held for client a: a third is refused at once and counted nowhere.
+    const third = reserve(slots('a'));
+    assert.ok(third.wait > 0);
+    assert.equal(third.release, undefined);
+    assert.equal(third.wait > 0 && 'blockedBy' in third ? third.blockedBy : -1, 0);
+    assert.equal(byUser.retryAfterSeconds('alice'), 0, 'the refused attempt did not count for alice');
+    // Another client takes alice's third slot; then alice is full for everyone.
+    assert.equal(reserve(slots('b')).wait, 0);
+    const blocked = reserve(slots('c'));
+    assert.ok(blocked.wait > 0 && 'blockedBy' in blocked && blocked.blockedBy === 1);
+  });
+
+  test('release takes the attempt back under every key', () => {
+    const byClient = new SlidingWindowLimiter(1, 60_000);
+    const byUser = new SlidingWindowLimiter(1, 60_000);
+    const held = reserve([
+      [byClient, 'a'],
+      [byUser, 'bob'],
+    ]);
+    assert.ok(held.release);
+    assert.ok(byClient.retryAfterSeconds('a') > 0);
+    held.release();
+    assert.equal(byClient.retryAfterSeconds('a'), 0);
+    assert.equal(byUser.retryAfterSeconds('bob'), 0);
+  });
+
+  test('forget removes one event of that time only', () => {
+    const limiter = new SlidingWindowLimiter(2, 60_000);
+    const at = limiter.record('k');
+    limiter.record('k');
+    limiter.forget('k', at);
+    assert.equal(limiter.retryAfterSeconds('k'), 0, 'one event left');
+    limiter.forget('k', at + 12345);
+    limiter.record('k');
+    assert.ok(limiter.retryAfterSeconds('k') > 0);
   });
 });
 

@@ -29,12 +29,23 @@ export class SlidingWindowLimiter {
     return Math.max(1, Math.ceil((oldest + this.windowMs - now) / 1000));
   }
 
-  record(key: string): void {
+  /** Counts one event now; returns its time, which `forget` takes to take it back. */
+  record(key: string): number {
     const now = clock.now();
     const list = this.live(key, now);
     list.push(now);
     this.events.set(key, list);
     if (this.events.size > 10_000) this.sweep(now);
+    return now;
+  }
+
+  /** Takes back one event recorded at `at` (an attempt that turned out not to count). */
+  forget(key: string, at: number): void {
+    const list = this.events.get(key);
+    const index = list?.lastIndexOf(at) ?? -1;
+    if (!list || index < 0) return;
+    list.splice(index, 1);
+    if (list.length === 0) this.events.delete(key);
   }
 
   reset(key: string): void {
@@ -44,6 +55,38 @@ export class SlidingWindowLimiter {
   private sweep(now: number): void {
     for (const key of [...this.events.keys()]) this.live(key, now);
   }
+}
+
+/** One limiter and the key an attempt is counted under. */
+export type Slot = readonly [limiter: SlidingWindowLimiter, key: string];
+
+/**
+ * Counts an attempt under every slot at once, or under none: when any slot is at its limit,
+ * returns the longest wait and which slot it was; else `release` takes the attempt back.
+ * Nothing here awaits, so concurrent requests cannot all pass the check before any is counted.
+ */
+export function reserve(
+  slots: readonly Slot[],
+): { wait: number; blockedBy: number; release?: undefined } | { wait: 0; release: () => void } {
+  let wait = 0;
+  let blockedBy = -1;
+  slots.forEach(([limiter, key], i) => {
+    const slotWait = limiter.retryAfterSeconds(key);
+    if (slotWait > wait) {
+      wait = slotWait;
+      blockedBy = i;
+    }
+  });
+  if (wait > 0) return { wait, blockedBy };
+  const times = slots.map(([limiter, key]) => limiter.record(key));
+  return {
+    wait: 0,
+    release: () => {
+      slots.forEach(([limiter, key], i) => {
+        limiter.forget(key, times[i] ?? 0);
+      });
+    },
+  };
 }
 
 /** A fixed-window counter: cheap enough to run on every API request. */

@@ -5,14 +5,20 @@ import { badRequest, tooManyRequests, unauthorized } from '../errors.ts';
 import { logger } from '../log.ts';
 import type { Accounts } from './accounts.ts';
 import { checkPassword } from './accounts.ts';
-import { SlidingWindowLimiter } from './rate-limit.ts';
+import { reserve, SlidingWindowLimiter, type Slot } from './rate-limit.ts';
 import { DUMMY_PASSWORD_HASH, hashPassword, newSecret, sha256Hex, verifyPassword } from './secrets.ts';
 import type { UserRow } from './types.ts';
 
 const log = logger.child({ mod: 'core/auth/sessions' });
 
 export const SESSION_LIFETIME_MS = 7 * DAY_MS;
+/** Failed sign-ins per client address, and per username from one address, in the window. */
 const SIGN_IN_FAILURES = 10;
+/**
+ * Failed sign-ins for one username from all addresses together: high enough that an attacker
+ * spraying one address at a time cannot lock the owner out cheaply, low enough to stop guessing.
+ */
+const SIGN_IN_FAILURES_PER_USERNAME = 100;
 const SIGN_IN_WINDOW_MS = 15 * 60 * 1000;
 
 export interface ChangePassword {
@@ -23,7 +29,8 @@ export interface ChangePassword {
 
 export function createSessions(db: CoreDb, { users, sessions }: CoreTables, accounts: Accounts) {
   const failuresByClient = new SlidingWindowLimiter(SIGN_IN_FAILURES, SIGN_IN_WINDOW_MS);
-  const failuresByUser = new SlidingWindowLimiter(SIGN_IN_FAILURES, SIGN_IN_WINDOW_MS);
+  const failuresByUserAndClient = new SlidingWindowLimiter(SIGN_IN_FAILURES, SIGN_IN_WINDOW_MS);
+  const failuresByUser = new SlidingWindowLimiter(SIGN_IN_FAILURES_PER_USERNAME, SIGN_IN_WINDOW_MS);
 
   async function start(user: UserRow): Promise<string> {
     const sessionId = newSecret('');
@@ -40,26 +47,43 @@ export function createSessions(db: CoreDb, { users, sessions }: CoreTables, acco
   }
 
   return {
-    /** Checks the credentials and opens a session; failed attempts are rate limited per client and account. */
+    /**
+     * Checks the credentials and opens a session. Failed attempts are limited per client
+     * address, per (username, address) and, with a higher ceiling, per username. The attempt
+     * is counted before the password is checked (so parallel guesses cannot all slip past
+     * the limit while scrypt runs) and taken back when it succeeds.
+     */
     async login(
       username: string,
       password: string,
       client: string,
     ): Promise<{ sessionId: string; user: UserRow }> {
       const userKey = username.toLowerCase();
-      const wait = Math.max(
-        failuresByClient.retryAfterSeconds(client),
-        failuresByUser.retryAfterSeconds(userKey),
-      );
-      if (wait > 0) throw tooManyRequests(wait, `too many failed sign-ins; try again in ${wait} seconds`);
-      const user = await accounts.byUsername(username);
-      const ok = await verifyPassword(password, user?.passwordHash ?? DUMMY_PASSWORD_HASH);
+      const slots: Slot[] = [
+        [failuresByClient, client],
+        [failuresByUserAndClient, `${client} ${userKey}`],
+        [failuresByUser, userKey],
+      ];
+      const attempt = reserve(slots);
+      if (!attempt.release) {
+        const wait = attempt.wait;
+        const from = attempt.blockedBy === 2 ? 'for this account' : 'from this address';
+        throw tooManyRequests(wait, `too many failed sign-ins ${from}; try again in ${wait} seconds`);
+      }
+      let user: UserRow | undefined;
+      let ok = false;
+      try {
+        user = await accounts.byUsername(username);
+        ok = await verifyPassword(password, user?.passwordHash ?? DUMMY_PASSWORD_HASH);
+      } catch (error) {
+        attempt.release();
+        throw error;
+      }
       if (!user || !ok) {
-        failuresByClient.record(client);
-        failuresByUser.record(userKey);
         log.warn({ client }, 'failed sign-in');
         throw unauthorized('wrong username or password');
       }
+      attempt.release();
       return { sessionId: await start(user), user };
     },
 

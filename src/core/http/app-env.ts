@@ -1,3 +1,4 @@
+import type { BlockList } from 'node:net';
 import type { Auth } from '../auth/types.ts';
 import type { Core } from '../core.ts';
 import type { Logger } from '../log.ts';
@@ -9,5 +10,7 @@ export interface AppEnv {
     auth: Auth | null;
     requestId: string;
     log: Logger;
+    /** `TRUST_PROXY`: peers whose `X-Forwarded-For` names the client (none when undefined). */
+    trustedProxies: BlockList | undefined;
   };
 }
