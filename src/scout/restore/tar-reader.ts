@@ -1,6 +1,9 @@
 import type { Readable } from 'node:stream';
+import { ByteQueue } from './byte-queue.ts';
 
 const BLOCK = 512;
+/** Pax and GNU long-name headers for one entry together; real ones hold a few paths. */
+const MAX_METADATA = 1024 * 1024;
 
 export interface TarEntry {
   path: string;
@@ -37,6 +40,36 @@ function number(block: Buffer, offset: number, length: number): number {
   return digits === '' ? 0 : Number.parseInt(digits, 8);
 }
 
+/** The header's size field: octal digits (or GNU base-256), never negative or garbage. */
+function sizeField(block: Buffer): number {
+  const field = block.subarray(124, 136);
+  const first = field[0] ?? 0;
+  if (first & 0x80) {
+    if (first & 0x40) throw new TarError('damaged tar header: negative entry size');
+    let value = first & 0x3f;
+    for (let i = 1; i < field.length; i += 1) value = value * 256 + (field[i] ?? 0);
+    if (!Number.isSafeInteger(value)) throw new TarError('damaged tar header: entry size too large');
+    return value;
+  }
+  const digits = text(block, 124, 12).trim();
+  if (digits === '') return 0;
+  if (!/^[0-7]+$/.test(digits)) {
+    throw new TarError(`damaged tar header: entry size ${JSON.stringify(digits)} is not an octal number`);
+  }
+  return Number.parseInt(digits, 8);
+}
+
+/** A pax `size` record: a whole number of bytes. */
+function paxSize(value: string): number {
+  const size = /^[0-9]+$/.test(value) ? Number(value) : Number.NaN;
+  if (!Number.isSafeInteger(size)) {
+    throw new TarError(
+      `damaged pax header: size ${JSON.stringify(value.slice(0, 40))} is not a whole number`,
+    );
+  }
+  return size;
+}
+
 function parsePax(data: Buffer): Record<string, string> {
   const records: Record<string, string> = {};
   let at = 0;
@@ -69,23 +102,32 @@ export async function readTar(
   onEntry: (entry: TarEntry, data: AsyncGenerator<Buffer>) => Promise<void>,
 ): Promise<void> {
   const iterator = input[Symbol.asyncIterator]() as AsyncIterator<Buffer>;
-  let buffered: Buffer = Buffer.alloc(0);
+  const buffered = new ByteQueue();
   let ended = false;
 
   async function fill(n: number): Promise<boolean> {
     while (buffered.length < n && !ended) {
       const next = await iterator.next();
       if (next.done) ended = true;
-      else buffered = buffered.length === 0 ? next.value : Buffer.concat([buffered, next.value]);
+      else buffered.push(next.value);
     }
     return buffered.length >= n;
   }
 
   async function take(n: number): Promise<Buffer> {
     if (!(await fill(n))) throw new TarError('truncated tar archive');
-    const out = buffered.subarray(0, n);
-    buffered = buffered.subarray(n);
-    return out;
+    return buffered.take(n);
+  }
+
+  /** Drops `n` bytes, reading no more than a chunk ahead. */
+  async function skip(n: number): Promise<void> {
+    let left = n;
+    while (left > 0) {
+      if (buffered.length === 0 && !(await fill(1))) throw new TarError('truncated tar archive');
+      const drop = Math.min(left, buffered.length);
+      buffered.skip(drop);
+      left -= drop;
+    }
   }
 
   /** Bytes of the current entry's data not yet read. */
@@ -94,8 +136,7 @@ export async function readTar(
   async function* body(): AsyncGenerator<Buffer> {
     while (left > 0) {
       if (buffered.length === 0 && !(await fill(1))) throw new TarError('truncated tar archive');
-      const piece = buffered.subarray(0, Math.min(left, buffered.length));
-      buffered = buffered.subarray(piece.length);
+      const piece = buffered.takeSome(left);
       left -= piece.length;
       yield piece;
     }
@@ -104,6 +145,8 @@ export async function readTar(
   let pax: Record<string, string> = {};
   let longName: string | null = null;
   let longLink: string | null = null;
+  /** Bytes of pax and long-name headers read for the coming entry. */
+  let metadata = 0;
   for (;;) {
     if (!(await fill(BLOCK))) {
       if (buffered.length === 0) return;
@@ -113,9 +156,15 @@ export async function readTar(
     if (block.every((b) => b === 0)) return;
     if (!checksumOk(block)) throw new TarError('damaged tar header (checksum mismatch)');
     const type = String.fromCharCode(block[156] || 0x30);
-    const size = number(block, 124, 12);
+    const size = sizeField(block);
     const padded = Math.ceil(size / BLOCK) * BLOCK;
     if (type === 'x' || type === 'g' || type === 'L' || type === 'K') {
+      metadata += size;
+      if (metadata > MAX_METADATA) {
+        throw new TarError(
+          `pax or long-name headers of more than ${MAX_METADATA / 1024 / 1024} MiB for one entry; the archive is damaged or not a backupd snapshot`,
+        );
+      }
       const data = await take(padded);
       const content = data.subarray(0, size);
       if (type === 'x') pax = { ...pax, ...parsePax(content) };
@@ -127,7 +176,7 @@ export async function readTar(
     const prefix = magic.startsWith('ustar') ? text(block, 345, 155) : '';
     const name = text(block, 0, 100);
     const path = pax.path ?? longName ?? (prefix ? `${prefix}/${name}` : name);
-    const realSize = pax.size !== undefined ? Number(pax.size) : size;
+    const realSize = pax.size !== undefined ? paxSize(pax.size) : size;
     const entry: TarEntry = {
       path,
       type: type === '\0' || type === '7' ? '0' : type,
@@ -141,15 +190,12 @@ export async function readTar(
     pax = {};
     longName = null;
     longLink = null;
+    metadata = 0;
     left = realSize;
     await onEntry(entry, body());
     // Skip what the handler did not read, then the block padding.
-    while (left > 0) {
-      const skip = Math.min(left, 1024 * 1024);
-      await take(skip);
-      left -= skip;
-    }
-    const rest = Math.ceil(realSize / BLOCK) * BLOCK - realSize;
-    if (rest > 0) await take(rest);
+    await skip(left);
+    left = 0;
+    await skip(Math.ceil(realSize / BLOCK) * BLOCK - realSize);
   }
 }
