@@ -165,11 +165,11 @@ describe('job list', () => {
     assert.equal(bad.state.last_status, 'never_run');
   });
 
-  test('a second job with the same job_name is flagged', async () => {
+  test('two jobs with the same job_name are both flagged, each naming the other', async () => {
     const first = await job('dup1');
     const second = await job('dup2');
-    assert.equal(first?.config_error, null);
-    assert.equal(first?.config?.job_name, 'same');
+    assert.equal(first?.config, null);
+    assert.match(String(first?.config_error), /job name "same" is already used by dup2/);
     assert.equal(second?.config, null);
     assert.match(String(second?.config_error), /job name "same" is already used by dup1/);
   });
@@ -336,6 +336,31 @@ describe('save-job', () => {
     });
     expectStatus(reply, 404, /ghost\/folder/);
     assert.ok(!existsSync(join(scanRoot, 'ghost')), 'the folder was not created');
+  });
+
+  test('a marker planted as a symlink is never written through (409); the target is untouched', async () => {
+    const victim = join(outside, 'victim.txt');
+    writeFileSync(victim, 'do not touch\n');
+    const missing = join(outside, 'not-yet.txt');
+    mkdirSync(join(scanRoot, 'planted'));
+    mkdirSync(join(scanRoot, 'planted-dangling'));
+    symlinkSync(victim, join(scanRoot, 'planted', '.upload_dir'));
+    symlinkSync(missing, join(scanRoot, 'planted-dangling', '.upload_dir'));
+    try {
+      for (const folder of ['planted', 'planted-dangling']) {
+        const reply = await admin.post('/api/directories/save-job', {
+          relative_path: folder,
+          config: { job_name: 'hijack' },
+        });
+        expectStatus(reply, 409, new RegExp(`${folder}/\\.upload_dir is a symbolic link.*remove it`));
+      }
+      assert.equal(readFileSync(victim, 'utf8'), 'do not touch\n');
+      assert.ok(!existsSync(missing), 'no file was created through the dangling link');
+      assert.equal(await job('planted'), undefined, 'a symlinked marker is not a job');
+    } finally {
+      rmSync(join(scanRoot, 'planted'), { recursive: true, force: true });
+      rmSync(join(scanRoot, 'planted-dangling'), { recursive: true, force: true });
+    }
   });
 
   const nestedMarker = () => join(scanRoot, 'docs', 'nested', '.upload_dir');

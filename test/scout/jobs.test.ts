@@ -421,12 +421,47 @@ describe('discovery', () => {
       jobs.map((job) => [job.relative_path, job.config?.job_name ?? null, job.config_error]),
       [
         ['a-first', 'unique', null],
-        ['photos', 'photos', null],
+        ['photos', null, 'job name "photos" is already used by work/docs; set another job_name'],
         ['work/bad', null, '.upload_dir: include_hidden must be true or false'],
         ['work/docs', null, 'job name "photos" is already used by photos; set another job_name'],
       ],
     );
     assert.equal(jobs[1]?.absolute_path, join(root, 'photos'));
+  });
+
+  test('every folder claiming one job_name gets a config_error naming the others', async () => {
+    const root = buildTree(tempDir(), {
+      'a/.upload_dir': 'job_name: same\n',
+      'b/.upload_dir': 'job_name: same\n',
+      'c/.upload_dir': 'job_name: same\n',
+      'd/.upload_dir': 'job_name: other\n',
+    });
+    const jobs = await discoverJobs(root);
+    assert.deepEqual(
+      jobs.map((job) => [job.relative_path, job.config, job.config_error]),
+      [
+        ['a', null, 'job name "same" is already used by b, c; set another job_name'],
+        ['b', null, 'job name "same" is already used by a, c; set another job_name'],
+        ['c', null, 'job name "same" is already used by a, b; set another job_name'],
+        ['d', { job_name: 'other', include_hidden: true, follow_symlinks: false, exclude: [] }, null],
+      ],
+    );
+  });
+
+  test('a marker that is a symlink, a FIFO or too large is never read as a job configuration', async () => {
+    const outside = buildTree(tempDir(), { 'secret.yaml': 'job_name: stolen\n' });
+    const root = buildTree(tempDir(), {
+      'linked/keep.txt': 'x',
+      'big/.upload_dir': `# ${'x'.repeat(70 * 1024)}\n`,
+    });
+    symlinkSync(join(outside, 'secret.yaml'), join(root, 'linked', MARKER));
+    mkdirSync(join(root, 'fifo'));
+    execFileSync('mkfifo', [join(root, 'fifo', MARKER)]);
+    const jobs = await discoverJobs(root);
+    assert.deepEqual(
+      jobs.map((job) => [job.relative_path, job.config_error]),
+      [['big', '.upload_dir: larger than 64 KiB; shorten it']],
+    );
   });
 
   test('the scan root itself can be a job; a missing scan root has none', async () => {

@@ -1,18 +1,18 @@
 // Finds the jobs under the scan root: folders holding a `.upload_dir` file. Symlinks are never
 // followed, unreadable folders are skipped, and a job folder is not searched for nested jobs.
 import type { Dirent } from 'node:fs';
-import { lstat, readdir, readFile } from 'node:fs/promises';
+import { lstat, readdir } from 'node:fs/promises';
 import { basename, join, resolve, sep } from 'node:path';
 import { logger } from '../../core/log.ts';
 import { compareBytes } from './byte-order.ts';
 import { type JobConfig, MARKER, parseMarker } from './marker.ts';
+import { MarkerFileError, readMarkerText } from './marker-file.ts';
 import { createPacer, type Pacer } from './pace.ts';
 
 const log = logger.child({ mod: 'scout/jobs' });
 
 /** Folder listings in flight at once. */
 const CONCURRENT_LISTINGS = 16;
-const MAX_MARKER_BYTES = 64 * 1024;
 
 export interface DiscoveredJob {
   relative_path: string;
@@ -71,15 +71,14 @@ async function visit(folder: Folder): Promise<{ job: boolean; children: Folder[]
 
 async function readJob(folder: Folder): Promise<DiscoveredJob> {
   const job = { relative_path: folder.rel, absolute_path: folder.abs };
-  const path = join(folder.abs, MARKER);
   try {
-    const stats = await lstat(path);
-    if (stats.size > MAX_MARKER_BYTES) {
-      return { ...job, config: null, config_error: `${MARKER}: larger than 64 KiB; shorten it` };
-    }
-    const parsed = parseMarker(await readFile(path, 'utf8'), basename(folder.abs));
+    const parsed = parseMarker(await readMarkerText(folder.abs), basename(folder.abs));
     return { ...job, config: parsed.config, config_error: parsed.error };
   } catch (error) {
+    if (error instanceof MarkerFileError) {
+      const fix = error.problem === 'larger than 64 KiB' ? 'shorten it' : 'replace it with a plain file';
+      return { ...job, config: null, config_error: `${MARKER}: ${error.problem}; ${fix}` };
+    }
     const code = (error as NodeJS.ErrnoException).code ?? 'error';
     return {
       ...job,
@@ -89,18 +88,25 @@ async function readJob(folder: Folder): Promise<DiscoveredJob> {
   }
 }
 
-/** Job names are unique across the Scout: the later of two jobs sharing a name gets an error. */
+/**
+ * Job names are unique across the Scout: every job sharing a name gets an error naming the
+ * others. None of them runs until the names differ (the folder order must not pick a winner).
+ */
 function flagDuplicates(jobs: DiscoveredJob[]): void {
-  const owners = new Map<string, string>();
+  const claims = new Map<string, DiscoveredJob[]>();
   for (const job of jobs) {
     if (!job.config) continue;
-    const owner = owners.get(job.config.job_name);
-    if (owner === undefined) {
-      owners.set(job.config.job_name, job.relative_path);
-      continue;
+    const claimed = claims.get(job.config.job_name);
+    if (claimed) claimed.push(job);
+    else claims.set(job.config.job_name, [job]);
+  }
+  for (const [name, claimed] of claims) {
+    if (claimed.length < 2) continue;
+    for (const job of claimed) {
+      const others = claimed.filter((other) => other !== job).map((other) => other.relative_path);
+      job.config_error = `job name "${name}" is already used by ${others.join(', ')}; set another job_name`;
+      job.config = null;
     }
-    job.config_error = `job name "${job.config.job_name}" is already used by ${owner}; set another job_name`;
-    job.config = null;
   }
 }
 

@@ -1,9 +1,10 @@
-import { readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { readdir, rm, stat } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import { badRequest, conflict, notFound } from '../../core/errors.ts';
 import type { DiscoveredJob } from '../jobs/discovery.ts';
 import { createExcluder } from '../jobs/exclude.ts';
 import { type JobConfig, MARKER, parseMarker, serializeMarker } from '../jobs/marker.ts';
+import { readMarkerText, writeMarkerText } from '../jobs/marker-file.ts';
 import { resolveInScanRoot, toRelative } from '../jobs/scan-root.ts';
 import { folderSize } from '../jobs/walk.ts';
 import type { JobStates } from '../state/job-states.ts';
@@ -115,7 +116,7 @@ export function createJobAdmin(deps: { catalog: JobCatalog; states: JobStates })
           `${relativePath} contains the job at ${inner.relative_path}; remove that job first or pick another folder`,
         );
       }
-      await writeFile(join(absolute, MARKER), serializeMarker(config));
+      await writeMarkerText(absolute, relativePath, serializeMarker(config));
       const job = await catalog.byPath(relativePath);
       if (!job) throw notFound(`${relativePath} vanished while saving the job`);
       return { directory: await directoryView(job) };
@@ -145,7 +146,7 @@ export function createJobAdmin(deps: { catalog: JobCatalog; states: JobStates })
       if (!job || job.relative_path === relativePath) {
         throw badRequest('relative_path must name a file or folder inside a backup job');
       }
-      const text = await readFile(join(job.absolute_path, MARKER), 'utf8').catch(() => '');
+      const text = await readMarkerText(job.absolute_path).catch(() => '');
       const parsed = parseMarker(text, basename(job.absolute_path));
       if (!parsed.config) throw conflict(`the job's marker is not valid (${parsed.error}); fix it first`);
       const pattern = `/${within(job, relativePath)}${info.isDirectory() ? '/' : ''}`;
