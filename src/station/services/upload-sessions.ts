@@ -2,7 +2,7 @@ import { open, rm, stat, statfs, truncate } from 'node:fs/promises';
 import { join } from 'node:path';
 import { type Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { and, eq, lt, ne } from 'drizzle-orm';
+import { and, eq, inArray, lt, ne } from 'drizzle-orm';
 import { newId } from '../../core/auth/secrets.ts';
 import { clock, DAY_MS } from '../../core/clock.ts';
 import {
@@ -30,8 +30,13 @@ import { probeWritable } from './storage-health.ts';
 const log = logger.child({ mod: 'station/uploads' });
 
 export const RECOMMENDED_CHUNK_BYTES = 16 * 1024 * 1024;
-/** An upload untouched this long is abandoned: its staged bytes are removed. */
+/** An upload that received no bytes this long is abandoned: its staged bytes are removed. */
 export const ABANDONED_AFTER_MS = DAY_MS;
+/**
+ * A session's declared size is held for it only while bytes arrive: one that received nothing
+ * this long stops holding space (it can still resume until it is abandoned).
+ */
+export const RESERVATION_IDLE_MS = 60 * 60 * 1000;
 /** Finished sessions are kept this long so a retried initiation still finds its result. */
 const STORED_KEPT_MS = 7 * DAY_MS;
 
@@ -124,15 +129,48 @@ export function createUploads(deps: {
     };
   }
 
-  /** Bytes still to arrive for every live session: space they will need. */
-  async function reservedBytes(): Promise<number> {
-    const live = await db.select().from(uploadSessions).where(ne(uploadSessions.status, 'stored'));
-    let total = 0;
-    for (const row of live) total += Math.max(0, row.archiveSizeBytes - (await stagedSize(row.uploadId)));
-    return total;
+  /** Unfinished sessions of one Scout instance and job. */
+  function liveSessionsOf(ref: { scoutId: string; instanceId: string; jobName: string }) {
+    return db
+      .select()
+      .from(uploadSessions)
+      .where(
+        and(
+          ne(uploadSessions.status, 'stored'),
+          eq(uploadSessions.scoutId, ref.scoutId),
+          eq(uploadSessions.scoutInstanceId, ref.instanceId),
+          eq(uploadSessions.jobName, ref.jobName),
+        ),
+      );
   }
 
-  async function checkSpace(size: number): Promise<void> {
+  /**
+   * Space held for uploads: the bytes still to arrive of every unfinished session that received
+   * bytes within RESERVATION_IDLE_MS, split into the asking token's and everyone else's.
+   * Sessions about to be superseded (`ignore`) hold nothing.
+   */
+  async function reservedBytes(token: string, ignore: ReadonlySet<string>) {
+    const live = await db.select().from(uploadSessions).where(ne(uploadSessions.status, 'stored'));
+    const since = clock.now() - RESERVATION_IDLE_MS;
+    const reserved = { own: 0, ownUploads: 0, others: 0 };
+    for (const row of live) {
+      if (ignore.has(row.uploadId) || row.updatedAt < since) continue;
+      const bytes = Math.max(0, row.archiveSizeBytes - (await stagedSize(row.uploadId)));
+      if (row.tokenHash === token) {
+        reserved.own += bytes;
+        reserved.ownUploads += 1;
+      } else reserved.others += bytes;
+    }
+    return reserved;
+  }
+
+  /**
+   * Refuses an upload that cannot fit. What one token may hold is bounded three ways: one
+   * live session per instance and job (a new one supersedes the old, see `supersede`), a
+   * reservation lapses when its bytes stop arriving (RESERVATION_IDLE_MS), and a token's own
+   * unfinished uploads count against it first, so the detail says whose reservation is in the way.
+   */
+  async function checkSpace(token: string, size: number, ignore: ReadonlySet<string>): Promise<void> {
     let free: number;
     let rootFree: number;
     let sameDevice: boolean;
@@ -149,11 +187,17 @@ export function createUploads(deps: {
     } catch (cause) {
       throw new AppError(507, 'could not check free disk space for staging', { cause });
     }
-    const needed = size + (await reservedBytes());
-    if (free < needed) {
+    const reserved = await reservedBytes(token, ignore);
+    if (free < size + reserved.others) {
       throw new AppError(
         507,
-        `not enough staging space: ${size} bytes declared, ${free} free, ${needed - size} reserved by other uploads`,
+        `not enough staging space: ${size} bytes declared, ${free} free, ${reserved.others} reserved by uploads of other Station tokens (a reservation lapses after ${RESERVATION_IDLE_MS / 60_000} minutes without bytes); try again later`,
+      );
+    }
+    if (free < size + reserved.own + reserved.others) {
+      throw new AppError(
+        507,
+        `not enough staging space: ${size} bytes declared, ${free} free, ${reserved.own} reserved by ${reserved.ownUploads} other unfinished upload(s) of this Station token; finish them first or let them lapse (${RESERVATION_IDLE_MS / 60_000} minutes without bytes)`,
       );
     }
     if (!sameDevice && rootFree < size) {
@@ -173,6 +217,48 @@ export function createUploads(deps: {
       .where(and(eq(uploadSessions.status, 'stored'), lt(uploadSessions.updatedAt, now - STORED_KEPT_MS)));
     if (abandoned.length > 0) log.info({ count: abandoned.length }, 'removed abandoned uploads');
     lastSweep = now;
+  }
+
+  /**
+   * One live session per instance and job: once a new upload of theirs exists, the older
+   * unfinished ones (`candidates`, read before it was made) are aborted and their staged bytes
+   * removed. Older means (createdAt, uploadId) below the new session's, so of two racing
+   * initiations exactly one survives. A chunk in flight finishes before its file goes.
+   */
+  async function supersede(candidates: SessionRow[], kept: SessionRow): Promise<void> {
+    const older = candidates.filter(
+      (row) =>
+        row.uploadId !== kept.uploadId &&
+        (row.createdAt < kept.createdAt ||
+          (row.createdAt === kept.createdAt && row.uploadId < kept.uploadId)),
+    );
+    if (older.length === 0) return;
+    const removed = await db
+      .delete(uploadSessions)
+      .where(
+        and(
+          ne(uploadSessions.status, 'stored'),
+          inArray(
+            uploadSessions.uploadId,
+            older.map((row) => row.uploadId),
+          ),
+        ),
+      )
+      .returning({ uploadId: uploadSessions.uploadId });
+    for (const { uploadId } of removed) {
+      await withLock(uploadId, () => rm(stagedPath(uploadId), { force: true }));
+    }
+    if (removed.length > 0) {
+      log.info(
+        {
+          scout_id: kept.scoutId,
+          scout_instance_id: kept.scoutInstanceId,
+          job_name: kept.jobName,
+          count: removed.length,
+        },
+        'superseded unfinished uploads of the job',
+      );
+    }
   }
 
   async function markStored(row: SessionRow, storedAs: string): Promise<SessionRow> {
@@ -229,7 +315,13 @@ export function createUploads(deps: {
       const duplicate = existing
         ? undefined
         : await index.bySha(ref, body.archive_sha256, body.archive_size_bytes);
-      if (!existing && !duplicate) await checkSpace(body.archive_size_bytes);
+      // Older unfinished sessions of this instance and job give way to a new upload (after the
+      // binding below has accepted this token for the instance); their space is not counted.
+      const superseded = existing ? [] : await liveSessionsOf(ref);
+      if (!existing && !duplicate) {
+        const ignore = new Set(superseded.map((row) => row.uploadId));
+        await checkSpace(token.tokenHash, body.archive_size_bytes, ignore);
+      }
       await deps.tokens.bind(token, body.scout_id, body.scout_instance_id);
       const now = clock.now();
       await index.touchInstance(
@@ -240,11 +332,12 @@ export function createUploads(deps: {
       );
 
       if (existing) {
-        // A newer token of the same instance takes the session over.
-        if (existing.tokenHash !== token.tokenHash || existing.status !== 'stored') {
+        // A newer token of the same instance takes the session over. Resuming does not make
+        // the session younger: only received bytes do.
+        if (existing.tokenHash !== token.tokenHash) {
           await db
             .update(uploadSessions)
-            .set({ tokenHash: token.tokenHash, updatedAt: now })
+            .set({ tokenHash: token.tokenHash })
             .where(eq(uploadSessions.uploadId, existing.uploadId));
         }
         if (existing.status === 'stored') return storedReply(existing, false);
@@ -272,6 +365,7 @@ export function createUploads(deps: {
       };
       const [inserted] = await db.insert(uploadSessions).values(row).onConflictDoNothing().returning();
       if (!inserted) throw conflict('idempotency_key is being initiated by another request; retry');
+      await supersede(superseded, inserted);
       if (duplicate) return storedReply(inserted, true);
       const handle = await open(stagedPath(row.uploadId), 'a');
       await handle.close();
@@ -328,10 +422,13 @@ export function createUploads(deps: {
         } finally {
           await handle.close().catch(() => {});
         }
-        await db
-          .update(uploadSessions)
-          .set({ updatedAt: clock.now() })
-          .where(eq(uploadSessions.uploadId, uploadId));
+        // Only received bytes keep a session alive: empty chunks do not postpone the sweep.
+        if (received > 0) {
+          await db
+            .update(uploadSessions)
+            .set({ updatedAt: clock.now() })
+            .where(eq(uploadSessions.uploadId, uploadId));
+        }
         const size = await stagedSize(uploadId);
         return {
           upload_id: uploadId,
