@@ -41,9 +41,14 @@ const scout = program
   .command('scout')
   .description('the Scout: finds, packs, encrypts and uploads backup jobs');
 scout.addCommand(
-  serveCommand('scout', 6556).action((flags: ServeFlags) =>
-    runOrExit(async () => (await import('./cli/scout-serve.ts')).scoutServe(flags)),
-  ),
+  serveCommand('scout', 6556)
+    .option(
+      '--instance-id <id>',
+      "on a fresh data dir only: continue this instance's history (SCOUT_INSTANCE_ID; the ID from the Station's dashboard)",
+    )
+    .action((flags: ServeFlags) =>
+      runOrExit(async () => (await import('./cli/scout-serve.ts')).scoutServe(flags)),
+    ),
 );
 
 scout
@@ -60,11 +65,23 @@ scout
   .option('--instance-id <id>', 'the Scout instance ID (default: from --data-dir)')
   .option('--fingerprint <hex>', 'the newest snapshot with this job fingerprint (8 or 64 hex)')
   .option('--file <filename>', 'exactly this snapshot file')
-  .option('--key <key_base64>', 'the Scout key (key_base64 or AGE-SECRET-KEY-1…)')
-  .option('--key-file <path>', 'a file holding the Scout key')
+  .option(
+    '--key-file <path>',
+    'the key file saved by the Scout console\'s "Download key file" (an age identity file: every key in it is tried; a bare key_base64 works too); "-" reads standard input',
+  )
+  .option('--key <key_base64>', 'the Scout key on the command line (key_base64 or AGE-SECRET-KEY-1…)')
   .option('--data-dir <dir>', "an existing Scout's data dir: its key, keyring and settings")
   .option('--archive <path>', 'decrypt a local archive instead of downloading')
   .option('--dry-run', 'list what would be added or replaced, write nothing')
+  .addHelpText(
+    'after',
+    `
+Example (a rebuilt host; IDs from the Station's dashboard, a recovery token minted there):
+  backupd scout restore --job photos --dest /srv/photos \\
+    --station-url https://backup.example.org --token <recovery token> \\
+    --scout-id old-host --instance-id <instance ID> \\
+    --key-file scout-key.txt`,
+  )
   .action((flags) => runOrExit(async () => (await import('./cli/scout-restore.ts')).scoutRestore(flags)));
 
 // Internal: initdb for a fresh embedded database, run in a child process by the Station.

@@ -4,6 +4,7 @@ import { DatabaseSync } from 'node:sqlite';
 import type { Readable } from 'node:stream';
 import { ConfigError } from '../core/config.ts';
 import { parseScoutKey, type ScoutKey } from '../scout/archive/x25519.ts';
+import { readKeyFile } from '../scout/keys/identity-file.ts';
 import { createKeyStore } from '../scout/keys/key-store.ts';
 import { restoreFailure } from '../scout/restore/restore-service.ts';
 import { restoreArchive } from '../scout/restore/restorer.ts';
@@ -11,6 +12,7 @@ import { defaultScoutId } from '../scout/services/scout-settings.ts';
 import { createStationClient } from '../scout/upload/station-client.ts';
 import { isNamespaceComponent, NAMESPACE_RULE } from '../shared/namespace.ts';
 import { createProgress } from './progress.ts';
+import { recoveryFailure } from './recovery-failure.ts';
 
 export interface RestoreFlags {
   job: string;
@@ -45,10 +47,10 @@ function savedSettings(dataDir: string): Record<string, string> {
   }
 }
 
-function keysFrom(flags: RestoreFlags, dataDir: string | undefined): ScoutKey[] {
+async function keysFrom(flags: RestoreFlags, dataDir: string | undefined): Promise<ScoutKey[]> {
+  if (flags.keyFile) return readKeyFile(flags.keyFile);
   try {
     if (flags.key) return [parseScoutKey(flags.key)];
-    if (flags.keyFile) return [parseScoutKey(readFileSync(flags.keyFile, 'utf8'))];
   } catch (error) {
     throw new ConfigError(`the key is not a Scout key: ${(error as Error).message}`);
   }
@@ -73,7 +75,7 @@ export async function scoutRestore(flags: RestoreFlags): Promise<void> {
   }
   const dataDir = flags.dataDir ? resolve(flags.dataDir) : undefined;
   const dest = resolve(flags.dest);
-  const keys = keysFrom(flags, dataDir);
+  const keys = await keysFrom(flags, dataDir);
   let source: Readable;
   let snapshot: string;
   let size = 0;
@@ -115,7 +117,7 @@ export async function scoutRestore(flags: RestoreFlags): Promise<void> {
       source = download.body;
       size = download.size;
     } catch (error) {
-      throw restoreFailure(error);
+      throw recoveryFailure(error, scoutId, instanceId);
     }
   }
   const progress = createProgress(flags.dryRun ? 'reading' : 'restoring');

@@ -6,6 +6,8 @@ export interface ServeFlags {
   host?: string;
   port?: string;
   dataDir?: string;
+  /** Scout only: adopt this instance ID on a fresh data dir (a rebuilt host). */
+  instanceId?: string;
 }
 
 export interface CommonConfig {
@@ -34,6 +36,8 @@ export interface ScoutConfig extends CommonConfig {
     cron_schedule?: string;
   };
   advertisedUrl: string | undefined;
+  /** `--instance-id` / `SCOUT_INSTANCE_ID`: the instance ID a fresh data dir takes over. */
+  adoptInstanceId: string | undefined;
 }
 
 /** A configuration problem: the CLI prints its message as one line and exits non-zero. */
@@ -109,5 +113,16 @@ export function loadScoutConfig(flags: ServeFlags, env: Env = process.env): Scou
       cron_schedule: nonEmpty(env.CRON_SCHEDULE),
     },
     advertisedUrl: nonEmpty(env.ADVERTISED_URL),
+    adoptInstanceId: adoptedInstanceId(flags, env),
   };
+}
+
+/** An instance ID to take over: as a Scout makes them (16 to 64 lowercase hex characters). */
+function adoptedInstanceId(flags: ServeFlags, env: Env): string | undefined {
+  const value = flags.instanceId ?? nonEmpty(env.SCOUT_INSTANCE_ID);
+  if (value === undefined || /^[0-9a-f]{16,64}$/.test(value)) return value;
+  const source = flags.instanceId ? '--instance-id' : 'SCOUT_INSTANCE_ID';
+  throw new ConfigError(
+    `${source} must be a Scout instance ID as the Station's dashboard shows it (16 to 64 lowercase hex characters), got "${value}"`,
+  );
 }

@@ -17,7 +17,7 @@ import { createCircuit } from './upload/circuit.ts';
 
 /** Everything the Scout's routes call into. */
 export function createScoutServices(config: ScoutConfig, core: Core, storage: ScoutStorage) {
-  const instanceId = loadInstanceId(config.dataDir);
+  const instanceId = loadInstanceId(config.dataDir, config.adoptInstanceId);
   const settings = createScoutSettings(core.settings, config);
   const uploads = createUploadAcceptance(core.settings);
   const keys = createKeyStore(config.dataDir);

@@ -21,7 +21,14 @@ import { archiveWithTools } from '../helpers/archives.ts';
 import { buildTree, jobTree } from '../helpers/files.ts';
 import type { Client } from '../helpers/http.ts';
 import { skipUnlessPrograms } from '../helpers/programs.ts';
-import { backupJob, connectScout, scoutStatus, startScout, startStation } from '../helpers/scout.ts';
+import {
+  backupJob,
+  connectScout,
+  mintStationToken,
+  scoutStatus,
+  startScout,
+  startStation,
+} from '../helpers/scout.ts';
 import { runBackupd, type TestServer } from '../helpers/server.ts';
 
 const skip = skipUnlessPrograms(['age', 'zstd', 'tar']);
@@ -49,6 +56,7 @@ describe('backupd scout restore', { skip }, () => {
   let station: TestServer;
   let scout: TestServer;
   let scoutAdmin: Client;
+  let stationAdmin: Client;
   let credential: string;
   let scoutId: string;
   let instanceId: string;
@@ -74,7 +82,6 @@ describe('backupd scout restore', { skip }, () => {
   ];
 
   before(async () => {
-    let stationAdmin: Client;
     ({ server: station, admin: stationAdmin } = await startStation());
     ({ server: scout, admin: scoutAdmin } = await startScout({
       fill: (scan) => makeSource(join(scan, JOB)),
@@ -241,5 +248,114 @@ describe('backupd scout restore', { skip }, () => {
     const missing = join(work, 'no-such-archive.tar.zst');
     const result = await restoreCli(JOB, dir('dest'), '--archive', missing, '--key', keyBase64);
     assert.match(oneLineFailure(result), /no-such-archive\.tar\.zst does not exist/);
+  });
+  describe('--key-file reads age identity files as `age -i` does', () => {
+    const expected = /AGE-SECRET-KEY-1… lines.*key_base64/;
+
+    test('comments, blank lines, CRLF and several keys: each is tried, a retired one first', async () => {
+      const retired = generateScoutKey();
+      const current = generateScoutKey();
+      const keyFile = join(work, 'keys-with-comments.txt');
+      const identity = (await scoutAdmin.get('/api/encryption-key')).body.age_identity as string;
+      writeFileSync(
+        keyFile,
+        [
+          '# created: 2026-01-01T00:00:00Z',
+          `# public key: ${generateScoutKey().ageRecipient}`,
+          retired.ageIdentity,
+          '',
+          '   ',
+          `# the Scout key of ${scoutId}`,
+          current.keyBase64,
+          identity,
+          identity,
+          '',
+        ].join('\r\n'),
+      );
+      const dest = dir('dest');
+      const result = await restoreCli(JOB, dest, ...stationFlags(), '--key-file', keyFile);
+      assert.equal(result.code, 0, result.stderr);
+      assert.deepEqual(jobTree(dest), jobTree(source));
+    });
+
+    test('--key-file - reads standard input; the Scout’s own key file (bare key_base64) works', async () => {
+      const fromStdin = dir('dest');
+      const piped = await runBackupd(
+        ['scout', 'restore', '--job', JOB, '--dest', fromStdin, ...stationFlags(), '--key-file', '-'],
+        { env: ENV, input: `# piped\n${keyBase64}\n` },
+      );
+      assert.equal(piped.code, 0, piped.stderr);
+      assert.deepEqual(jobTree(fromStdin), jobTree(source));
+      const fromKeyFile = dir('dest');
+      const own = await restoreCli(
+        JOB,
+        fromKeyFile,
+        ...stationFlags(),
+        '--key-file',
+        join(scout.dataDir, 'scout-key'),
+      );
+      assert.equal(own.code, 0, own.stderr);
+      assert.deepEqual(jobTree(fromKeyFile), jobTree(source));
+    });
+
+    test('a file with no usable key: one line naming the file and what was expected', async () => {
+      const onlyComments = join(work, 'only-comments.txt');
+      writeFileSync(onlyComments, '# nothing here\n\n# still nothing\n');
+      const empty = oneLineFailure(
+        await restoreCli(JOB, dir('dest'), ...stationFlags(), '--key-file', onlyComments),
+      );
+      assert.ok(empty.includes(onlyComments), empty);
+      assert.match(empty, /holds no key/);
+      assert.match(empty, expected);
+
+      const recipientOnly = join(work, 'public-key.txt');
+      const stranger = generateScoutKey();
+      writeFileSync(recipientOnly, `# public key\n${stranger.ageRecipient}\n`);
+      const wrongLine = oneLineFailure(
+        await restoreCli(JOB, dir('dest'), ...stationFlags(), '--key-file', recipientOnly),
+      );
+      assert.ok(wrongLine.includes(`${recipientOnly}, line 2`), wrongLine);
+      assert.match(wrongLine, /public key/);
+      assert.match(wrongLine, expected);
+
+      const damaged = join(work, 'damaged.txt');
+      const secret = stranger.ageIdentity;
+      writeFileSync(damaged, `${secret.slice(0, -1)}${secret.endsWith('Q') ? 'P' : 'Q'}\n`);
+      const damagedLine = oneLineFailure(
+        await restoreCli(JOB, dir('dest'), ...stationFlags(), '--key-file', damaged),
+      );
+      assert.match(damagedLine, /line 1: .*damaged/);
+      assert.ok(!damagedLine.includes(secret.slice(20)), 'the key text is not echoed');
+
+      const missing = join(work, 'no-such-key.txt');
+      const absent = oneLineFailure(
+        await restoreCli(JOB, dir('dest'), ...stationFlags(), '--key-file', missing),
+      );
+      assert.match(absent, /no-such-key\.txt does not exist/);
+    });
+
+    test('--key keeps working with an AGE-SECRET-KEY-1… identity', async () => {
+      const identity = (await scoutAdmin.get('/api/encryption-key')).body.age_identity as string;
+      const dest = dir('dest');
+      const result = await restoreCli(JOB, dest, ...stationFlags(), '--key', identity);
+      assert.equal(result.code, 0, result.stderr);
+      assert.deepEqual(jobTree(dest), jobTree(source));
+    });
+  });
+
+  test('a token not bound to the instance (403): the line says how to get one that is', async () => {
+    const unbound = await mintStationToken(stationAdmin);
+    const flags = stationFlags();
+    flags[3] = unbound;
+    const keyFile = join(work, 'key-for-403.txt');
+    writeFileSync(keyFile, `${keyBase64}\n`);
+    const line = oneLineFailure(await restoreCli(JOB, dir('dest'), ...flags, '--key-file', keyFile));
+    assert.ok(
+      line.includes(
+        `mint a recovery token for ${scoutId}/${instanceId} in the Station's dashboard (Instances → Mint a recovery token) or use the old host's token`,
+      ),
+      line,
+    );
+    assert.ok(!line.includes(unbound), 'the token is not echoed');
   });
 });

@@ -95,14 +95,20 @@ function commandLine(options: Pick<ServerOptions, 'entry' | 'executable'>, args:
 /** Runs `backupd` once (not a server) and collects its exit code and output. */
 export async function runBackupd(
   args: string[],
-  options: { env?: Record<string, string>; cwd?: string } & Pick<ServerOptions, 'entry' | 'executable'> = {},
+  options: {
+    env?: Record<string, string>;
+    cwd?: string;
+    /** Written to its standard input. */
+    input?: string;
+  } & Pick<ServerOptions, 'entry' | 'executable'> = {},
 ): Promise<{ code: number | null; stdout: string; stderr: string }> {
   const [command, ...rest] = commandLine(options, args);
   const child = spawn(command ?? process.execPath, rest, {
     cwd: options.cwd ?? ROOT,
     env: { ...process.env, LOG_LEVEL: 'warn', ...options.env },
-    stdio: ['ignore', 'pipe', 'pipe'],
+    stdio: [options.input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
   });
+  child.stdin?.end(options.input);
   let stdout = '';
   let stderr = '';
   child.stdout?.on('data', (d) => {
