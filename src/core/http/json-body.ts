@@ -1,8 +1,9 @@
 import type { Context } from 'hono';
 import type { z } from 'zod';
 import { badRequest } from '../errors.ts';
+import { MIB, readBody } from './bounded-body.ts';
 
-const MAX_JSON_BYTES = 1024 * 1024;
+export const MAX_JSON_BYTES = MIB;
 
 /** Describes the first problem of a failed schema check as "field: problem". */
 export function describeIssue(error: z.ZodError): string {
@@ -12,10 +13,12 @@ export function describeIssue(error: z.ZodError): string {
   return field ? `${field}: ${issue.message}` : issue.message;
 }
 
-/** Reads and validates a JSON body; an empty body counts as `{}`. */
+/**
+ * Reads and validates a JSON body; an empty body counts as `{}`. More than 1 MiB is a 413,
+ * judged on the bytes as they arrive: reading stops there, nothing more is held.
+ */
 export async function readJson<T extends z.ZodType>(c: Context, schema: T): Promise<z.infer<T>> {
-  const text = await c.req.text();
-  if (text.length > MAX_JSON_BYTES) throw badRequest('request body is larger than 1 MiB');
+  const text = (await readBody(c, MAX_JSON_BYTES, 'JSON body')).toString('utf8');
   let value: unknown = {};
   if (text.trim() !== '') {
     try {

@@ -6,23 +6,28 @@ import type { Integrations } from '../../integrations.ts';
 import { DEFAULT_TEMPLATE } from '../../notify/ntfy.ts';
 import { adminOnly, signedIn } from '../access.ts';
 import type { AppEnv } from '../app-env.ts';
+import { MIB, readBody } from '../bounded-body.ts';
 import { readJson } from '../json-body.ts';
+
+/** A multipart form (a file and its envelope) is read up to 10 MiB, counted on the bytes. */
+export const MAX_MULTIPART_BYTES = 10 * MIB;
 
 /** Reads one file field of a multipart form: `{name, content}`, at most 1 MiB. */
 async function uploadedFile(c: Context<AppEnv>, field: string): Promise<{ name: string; content: Buffer }> {
-  const length = Number(c.req.header('content-length') ?? 0);
-  if (length > MAX_UPLOAD_FILE_BYTES + 64 * 1024) throw payloadTooLarge(`${field} is larger than 1 MiB`);
-  if (!c.req.header('content-type')?.startsWith('multipart/form-data')) {
+  const type = c.req.header('content-type') ?? '';
+  if (!type.startsWith('multipart/form-data')) {
     throw badRequest(`send the file as multipart/form-data in the field ${field}`);
   }
-  let form: Record<string, unknown>;
+  const bytes = await readBody(c, MAX_MULTIPART_BYTES, 'multipart body');
+  let form: FormData;
   try {
-    form = await c.req.parseBody();
+    form = await new Response(bytes, { headers: { 'content-type': type } }).formData();
   } catch {
     throw badRequest('the multipart body cannot be read');
   }
-  const file = form[field];
+  const file = form.get(field);
   if (!(file instanceof File)) throw badRequest(`the form has no file in the field ${field}`);
+  if (file.size > MAX_UPLOAD_FILE_BYTES) throw payloadTooLarge(`${field} is larger than 1 MiB`);
   return { name: file.name, content: Buffer.from(await file.arrayBuffer()) };
 }
 
