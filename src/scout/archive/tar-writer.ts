@@ -8,6 +8,8 @@ const log = logger.child({ mod: 'scout/tar' });
 const BLOCK = 512;
 const READ = 1024 * 1024;
 const MAX_OCTAL_SIZE = 0o77777777777;
+/** The biggest uid/gid the 8-byte octal header fields hold; bigger ones go in pax records. */
+const MAX_OCTAL_ID = 0o7777777;
 
 export interface TarEvents {
   /** A file changed or vanished while it was archived; the archive stays valid. */
@@ -43,8 +45,8 @@ function header(fields: {
   const block = Buffer.alloc(BLOCK);
   block.write(fields.name, 0, 100, 'utf8');
   block.write(octal(fields.mode & 0o7777, 8), 100, 8, 'ascii');
-  block.write(octal(fields.uid, 8), 108, 8, 'ascii');
-  block.write(octal(fields.gid, 8), 116, 8, 'ascii');
+  block.write(octal(Math.min(fields.uid, MAX_OCTAL_ID), 8), 108, 8, 'ascii');
+  block.write(octal(Math.min(fields.gid, MAX_OCTAL_ID), 8), 116, 8, 'ascii');
   block.write(octal(Math.min(fields.size, MAX_OCTAL_SIZE), 12), 124, 12, 'ascii');
   block.write(octal(fields.mtime, 12), 136, 12, 'ascii');
   block.write('        ', 148, 8, 'ascii');
@@ -63,7 +65,8 @@ const isAscii = (text: string) => /^[\x20-\x7e]*$/.test(text);
 
 /**
  * The header blocks of one entry: a pax extended header ('x') first when the path or link
- * target does not fit ustar's fields, is not plain ASCII, or the size exceeds 8 GiB.
+ * target does not fit ustar's fields, is not plain ASCII, the size exceeds 8 GiB or the
+ * owner's uid/gid exceeds 2,097,151. Owners are numeric (no user or group names).
  */
 function entryHeaders(entry: {
   path: string;
@@ -97,6 +100,8 @@ function entryHeaders(entry: {
     linkname = linkname.slice(0, 99).replace(/[^\x20-\x7e]/g, '_');
   }
   if (entry.size > MAX_OCTAL_SIZE) records.push(paxRecord('size', String(entry.size)));
+  if (entry.uid > MAX_OCTAL_ID) records.push(paxRecord('uid', String(entry.uid)));
+  if (entry.gid > MAX_OCTAL_ID) records.push(paxRecord('gid', String(entry.gid)));
   records.push(paxRecord('mtime', (entry.mtimeMs / 1000).toFixed(3).replace(/\.?0+$/, '')));
   const blocks: Buffer[] = [];
   const pax = Buffer.from(records.join(''), 'utf8');

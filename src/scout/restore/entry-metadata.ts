@@ -1,0 +1,83 @@
+import { fchmodSync, fchownSync, futimesSync, lchownSync, lutimesSync } from 'node:fs';
+
+/** What an archive entry says about its owner, mode and time. */
+export interface EntryMetadata {
+  mode: number;
+  uid: number;
+  gid: number;
+  mtimeMs: number;
+}
+
+const SET_ID = 0o6000;
+
+/** A uid or gid chown can set: not negative (-1 means "leave as is") and not a fraction or NaN. */
+const validId = (id: number) => Number.isSafeInteger(id) && id >= 0 && id < 0xffffffff;
+
+const reason = (error: unknown) =>
+  (error as NodeJS.ErrnoException).code ?? (error as Error).message ?? String(error);
+
+function chown(set: () => void, meta: EntryMetadata): void {
+  if (!validId(meta.uid) || !validId(meta.gid)) throw new Error('not a valid uid/gid');
+  set();
+}
+
+/**
+ * Sets an open file's or folder's owner, then mode, then modification time, as `tar -p` does:
+ * chown first because it clears setuid/setgid. The owner is set only `asRoot`; otherwise, or
+ * when the owner cannot be set, a file's setuid/setgid bits are dropped, so a snapshot never
+ * turns a user's setuid file into a setuid file of whoever restores it. Each failure is passed
+ * to `warn` and the rest still applies.
+ */
+export function setMetadata(
+  fd: number,
+  meta: EntryMetadata,
+  kind: 'file' | 'dir',
+  asRoot: boolean,
+  warn: (message: string) => void,
+): void {
+  let mode = meta.mode & 0o7777;
+  if (asRoot) {
+    try {
+      chown(() => fchownSync(fd, meta.uid, meta.gid), meta);
+    } catch (error) {
+      const dropped = kind === 'file' && (mode & SET_ID) !== 0;
+      if (dropped) mode &= ~SET_ID;
+      warn(
+        `cannot set the owner to ${meta.uid}:${meta.gid} (${reason(error)})${dropped ? '; restored without its setuid/setgid bits' : ''}`,
+      );
+    }
+  } else if (kind === 'file') {
+    mode &= ~SET_ID;
+  }
+  try {
+    fchmodSync(fd, mode);
+  } catch (error) {
+    warn(`cannot set the mode ${mode.toString(8)} (${reason(error)})`);
+  }
+  try {
+    futimesSync(fd, meta.mtimeMs / 1000, meta.mtimeMs / 1000);
+  } catch (error) {
+    warn(`cannot set the modification time (${reason(error)})`);
+  }
+}
+
+/** A symlink's owner (only `asRoot`) and time, set on the link itself; links have no mode. */
+export function setLinkMetadata(
+  path: string,
+  meta: EntryMetadata,
+  asRoot: boolean,
+  warn: (message: string) => void,
+): void {
+  if (asRoot) {
+    try {
+      chown(() => lchownSync(path, meta.uid, meta.gid), meta);
+    } catch (error) {
+      warn(`cannot set the owner to ${meta.uid}:${meta.gid} (${reason(error)})`);
+    }
+  }
+  try {
+    lutimesSync(path, meta.mtimeMs / 1000, meta.mtimeMs / 1000);
+  } catch (error) {
+    warn(`cannot set the modification time (${reason(error)})`);
+  }
+}

@@ -1,0 +1,164 @@
+import { closeSync, constants, existsSync, fstatSync, lstatSync, mkdirSync, openSync } from 'node:fs';
+import { join } from 'node:path';
+
+/** An archive entry that would write outside the job folder, or that restore refuses. */
+export class UnsafeEntryError extends Error {
+  override name = 'UnsafeEntryError';
+}
+
+const DIR_FLAGS = constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW;
+
+/**
+ * On Linux `/proc/self/fd/<fd>/<name>` is `name` inside the folder open as `fd`, whatever has
+ * happened to that folder's path since it was opened: openat() for Node, which has none.
+ */
+const PROC_FD = existsSync('/proc/self/fd');
+
+/** A folder of the restore, open by descriptor. `rel` is its path below the root ('' = root). */
+export interface OpenFolder {
+  rel: string;
+  fd: number;
+  dev: number;
+  ino: number;
+}
+
+const codeOf = (error: unknown) => (error as NodeJS.ErrnoException).code;
+
+/**
+ * The restore destination as a tree of open folders. Each folder is opened from its parent's
+ * descriptor, one component at a time, with O_NOFOLLOW: a folder swapped for a symlink is
+ * refused, and a name resolved through `at()` lands in the folder that was opened, never where
+ * a link points. The folders of the current path stay open (a tar lists a folder's entries
+ * together), so most entries cost no extra open.
+ */
+export class SafeTree {
+  readonly root: string;
+  private readonly stack: OpenFolder[];
+
+  private constructor(root: string, rootFolder: OpenFolder) {
+    this.root = root;
+    this.stack = [rootFolder];
+  }
+
+  /** Opens `root`, which must be a real folder: a symlink there is refused, not followed. */
+  static open(root: string): SafeTree {
+    assertDestination(root);
+    let fd: number;
+    try {
+      fd = openSync(root, DIR_FLAGS);
+    } catch (error) {
+      if (codeOf(error) === 'ELOOP' || codeOf(error) === 'ENOTDIR') assertDestination(root);
+      throw error;
+    }
+    const s = fstatSync(fd);
+    return new SafeTree(root, { rel: '', fd, dev: s.dev, ino: s.ino });
+  }
+
+  /** The path for a *Sync call on `name` inside `folder`, resolved from the open folder itself. */
+  at(folder: OpenFolder, name: string): string {
+    return PROC_FD ? `/proc/self/fd/${folder.fd}/${name}` : join(this.root, folder.rel, name);
+  }
+
+  /**
+   * The folder `rel`, opened from the root without following links; missing folders are made
+   * when `create` (mode 0777 less the umask, as tar makes a missing parent). `entry` names the
+   * archive entry in errors. The folder stays open until the path moves elsewhere or `close()`.
+   */
+  folder(rel: string, create: boolean, entry: string): OpenFolder {
+    const parts = rel === '' ? [] : rel.split('/');
+    let depth = 0;
+    let prefix = '';
+    while (depth < parts.length && depth + 1 < this.stack.length) {
+      prefix = depth === 0 ? (parts[0] as string) : `${prefix}/${parts[depth]}`;
+      if (this.stack[depth + 1]?.rel !== prefix) break;
+      depth += 1;
+    }
+    while (this.stack.length > depth + 1) closeSync((this.stack.pop() as OpenFolder).fd);
+    for (let i = depth; i < parts.length; i += 1) {
+      const parent = this.stack[this.stack.length - 1] as OpenFolder;
+      this.stack.push(this.openChild(parent, parts[i] as string, create, entry));
+    }
+    return this.stack[this.stack.length - 1] as OpenFolder;
+  }
+
+  /** Like `folder()` but outside the kept path: the caller closes it (`closeSync(fd)`). */
+  openDetached(rel: string, entry: string): OpenFolder {
+    const parts = rel === '' ? [] : rel.split('/');
+    let current: OpenFolder | null = null;
+    const root = this.stack[0] as OpenFolder;
+    for (const part of parts) {
+      const next: OpenFolder = this.openChild(current ?? root, part, false, entry);
+      if (current) closeSync(current.fd);
+      current = next;
+    }
+    if (current) return current;
+    const fd = openSync(this.at(root, '.'), DIR_FLAGS);
+    return { ...root, fd };
+  }
+
+  /**
+   * Stops the restore when `folder`'s path no longer leads to the folder open as it (someone
+   * renamed it or a folder above it, or put a symlink in its place).
+   */
+  verify(folder: OpenFolder): void {
+    if (!this.inPlace(folder)) {
+      const what = folder.rel === '' ? `the restore destination ${this.root}` : `the folder "${folder.rel}"`;
+      throw new UnsafeEntryError(
+        `${what} was moved or replaced (perhaps by a symlink) while restoring; restore stopped so nothing is written through it — check the folder and restore again`,
+      );
+    }
+  }
+
+  /** Whether `folder`'s path still leads to the folder open as it. */
+  inPlace(folder: OpenFolder): boolean {
+    const s = lstatSync(join(this.root, folder.rel), { throwIfNoEntry: false });
+    return s !== undefined && s.dev === folder.dev && s.ino === folder.ino;
+  }
+
+  close(): void {
+    for (const folder of this.stack.splice(0)) closeSync(folder.fd);
+  }
+
+  private openChild(parent: OpenFolder, name: string, create: boolean, entry: string): OpenFolder {
+    const rel = parent.rel === '' ? name : `${parent.rel}/${name}`;
+    const path = this.at(parent, name);
+    let fd: number;
+    try {
+      fd = openSync(path, DIR_FLAGS);
+    } catch (error) {
+      const code = codeOf(error);
+      if (code === 'ENOENT' && create) {
+        try {
+          mkdirSync(path, 0o777);
+        } catch (mkdirError) {
+          if (codeOf(mkdirError) !== 'EEXIST') throw mkdirError;
+        }
+        return this.openChild(parent, name, false, entry);
+      }
+      if (code === 'ELOOP' || code === 'ENOTDIR') {
+        if (lstatSync(path, { throwIfNoEntry: false })?.isSymbolicLink()) {
+          throw new UnsafeEntryError(`unsafe entry "${entry}": passes through the symlink ${rel}`);
+        }
+        throw new UnsafeEntryError(`cannot restore "${entry}": ${rel} is not a folder`);
+      }
+      throw error;
+    }
+    const s = fstatSync(fd);
+    return { rel, fd, dev: s.dev, ino: s.ino };
+  }
+}
+
+/** Refuses a restore destination that is a symlink or not a folder (a missing one is fine). */
+export function assertDestination(dest: string): void {
+  const s = lstatSync(dest, { throwIfNoEntry: false });
+  if (s?.isSymbolicLink()) {
+    throw new UnsafeEntryError(
+      `the restore destination ${dest} is a symbolic link; restore refuses to follow it — replace the link with a real folder, or restore into the folder it points to`,
+    );
+  }
+  if (s && !s.isDirectory()) {
+    throw new UnsafeEntryError(
+      `the restore destination ${dest} is not a folder; move it away and restore again`,
+    );
+  }
+}
