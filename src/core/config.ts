@@ -1,3 +1,4 @@
+import { isIP } from 'node:net';
 import { resolve } from 'node:path';
 
 export type Role = 'station' | 'scout';
@@ -15,6 +16,8 @@ export interface CommonConfig {
   port: number;
   dataDir: string;
   initialAdminPassword: string;
+  /** `TRUST_PROXY`: proxy addresses or CIDR ranges whose `X-Forwarded-For` is believed (none: empty). */
+  trustProxy: string[];
 }
 
 export interface StationConfig extends CommonConfig {
@@ -70,6 +73,23 @@ function parsePositiveInt(text: string, source: string): number {
   return value;
 }
 
+/** `TRUST_PROXY`: comma- or space-separated IP addresses and CIDR ranges. */
+function parseTrustProxy(text: string | undefined): string[] {
+  const entries = (text ?? '').split(/[\s,]+/).filter((entry) => entry !== '');
+  for (const entry of entries) {
+    const [address = '', prefix, extra] = entry.split('/');
+    const version = isIP(address);
+    const bits = version === 4 ? 32 : 128;
+    const prefixOk = prefix === undefined || (/^\d{1,3}$/.test(prefix) && Number(prefix) <= bits);
+    if (version === 0 || !prefixOk || extra !== undefined) {
+      throw new ConfigError(
+        `TRUST_PROXY must list IP addresses or CIDR ranges of your reverse proxies (e.g. "127.0.0.1, 10.0.0.0/8"), got "${entry}"`,
+      );
+    }
+  }
+  return entries;
+}
+
 function common(role: Role, flags: ServeFlags, env: Env): CommonConfig {
   const portText = flags.port ?? nonEmpty(env.PORT);
   const dataDir =
@@ -80,6 +100,7 @@ function common(role: Role, flags: ServeFlags, env: Env): CommonConfig {
     // systemd may pass several state directories separated by ':'; the first is ours.
     dataDir: resolve(dataDir.split(':')[0] ?? dataDir),
     initialAdminPassword: env.INITIAL_ADMIN_PASSWORD ?? 'admin',
+    trustProxy: parseTrustProxy(env.TRUST_PROXY),
   };
 }
 

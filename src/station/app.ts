@@ -37,7 +37,7 @@ export async function startStation(config: StationConfig): Promise<RunningRole> 
       stagingDir: config.stagingDir,
     });
     await station.integrations.certificates.apply();
-    const app = createCoreApp(core, { rateLimitExempt: isDownload });
+    const app = createCoreApp(core, { rateLimitExempt: isDownload, trustProxy: config.trustProxy });
     app.route('/api', integrationRoutes(station.integrations));
     app.route('/', healthRoutes(station));
     app.route('/api', settingsRoutes(station));

@@ -15,6 +15,7 @@ describe('station config', () => {
       port: 6555,
       dataDir,
       initialAdminPassword: 'admin',
+      trustProxy: [],
       databaseUrl: undefined,
       backupRoot: resolve(dataDir, 'snapshots'),
       stagingDir: resolve(dataDir, 'staging'),
@@ -147,6 +148,7 @@ describe('scout config', () => {
       port: 6556,
       dataDir: resolve('./data/scout'),
       initialAdminPassword: 'admin',
+      trustProxy: [],
       scanRoot: '/scan',
       env: {
         station_url: undefined,
@@ -192,5 +194,26 @@ describe('scout config', () => {
 
   test('a bad PORT is a ConfigError for the scout too', () => {
     assert.throws(() => loadScoutConfig({}, { PORT: 'nope' }), ConfigError);
+  });
+});
+
+describe('TRUST_PROXY', () => {
+  test('off by default; takes addresses and CIDR ranges separated by commas or spaces', () => {
+    assert.deepEqual(loadStationConfig({}, {}).trustProxy, []);
+    assert.deepEqual(loadScoutConfig({}, { TRUST_PROXY: ' ' }).trustProxy, []);
+    assert.deepEqual(
+      loadStationConfig({}, { TRUST_PROXY: '127.0.0.1, 10.0.0.0/8 fd00::/8,::1' }).trustProxy,
+      ['127.0.0.1', '10.0.0.0/8', 'fd00::/8', '::1'],
+    );
+  });
+
+  test('anything else is a configuration error that names the entry', () => {
+    for (const bad of ['proxy.example', '10.0.0.0/33', '::1/129', '10.0.0.1/8/1', '10.0.0.0/']) {
+      assert.throws(
+        () => loadStationConfig({}, { TRUST_PROXY: `127.0.0.1,${bad}` }),
+        (error: Error) => error instanceof ConfigError && error.message.includes(bad),
+        bad,
+      );
+    }
   });
 });

@@ -2,6 +2,7 @@ import { Hono } from 'hono';
 import type { Core } from '../core.ts';
 import { authenticate } from './access.ts';
 import type { AppEnv } from './app-env.ts';
+import { trustedProxies } from './client-address.ts';
 import { noDotSegments } from './dot-segments.ts';
 import { handleError, handleNotFound } from './error-handler.ts';
 import { sameOriginWrites } from './origin-check.ts';
@@ -14,6 +15,8 @@ import { userRoutes } from './routes/users.ts';
 export interface CoreAppOptions {
   /** Requests the general `/api` rate limit does not count (downloads). */
   rateLimitExempt?: (method: string, path: string) => boolean;
+  /** `TRUST_PROXY`: proxy addresses/ranges whose `X-Forwarded-For` the rate limits believe. */
+  trustProxy?: readonly string[];
 }
 
 /**
@@ -22,6 +25,7 @@ export interface CoreAppOptions {
  */
 export function createCoreApp(core: Core, options: CoreAppOptions = {}): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
+  const proxies = trustedProxies(options.trustProxy ?? []);
   app.onError(handleError);
   app.notFound(handleNotFound);
   app.use('*', requestLog());
@@ -29,6 +33,7 @@ export function createCoreApp(core: Core, options: CoreAppOptions = {}): Hono<Ap
   app.use('*', async function provideCore(c, next) {
     c.set('core', core);
     c.set('auth', null);
+    c.set('trustedProxies', proxies);
     await next();
     c.header('X-Content-Type-Options', 'nosniff');
   });
