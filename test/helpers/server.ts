@@ -27,6 +27,8 @@ export interface ServerOptions {
   executable?: string;
   /** Working directory of the process; the data dir's parent by default. */
   cwd?: string;
+  /** How long it may take to answer /health (60 s by default; more under CPU emulation). */
+  readyTimeoutMs?: number;
 }
 
 export interface TestServer {
@@ -66,8 +68,13 @@ function exited(child: ChildProcess): Promise<number | null> {
   return new Promise((resolve) => child.once('exit', (code) => resolve(code)));
 }
 
-async function waitForHealth(url: string, child: ChildProcess, output: () => string): Promise<void> {
-  const deadline = Date.now() + 60_000;
+async function waitForHealth(
+  url: string,
+  child: ChildProcess,
+  output: () => string,
+  timeoutMs = 60_000,
+): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
     if (child.exitCode !== null || child.signalCode !== null) {
       throw new Error(
@@ -83,7 +90,7 @@ async function waitForHealth(url: string, child: ChildProcess, output: () => str
     await new Promise((r) => setTimeout(r, 50));
   }
   child.kill('SIGKILL');
-  throw new Error(`server did not become ready in 60 s:\n${output()}`);
+  throw new Error(`server did not become ready in ${timeoutMs / 1000} s:\n${output()}`);
 }
 
 /** How to start backupd with `args`: node with the source or the bundle, or an executable. */
@@ -161,7 +168,7 @@ async function launch(
     log += d;
   });
   const output = () => log;
-  await waitForHealth(url, child, output);
+  await waitForHealth(url, child, output, options.readyTimeoutMs);
   const server: TestServer = {
     role,
     url,
