@@ -1,4 +1,5 @@
 import pino from 'pino';
+import { serializeError } from './log-errors.ts';
 
 /** Every field that may carry a secret, wherever it appears in a logged object. */
 export const REDACTED_PATHS = [
@@ -29,6 +30,7 @@ export const REDACTED_PATHS = [
 export const logger = pino({
   level: process.env.LOG_LEVEL ?? 'info',
   redact: { paths: REDACTED_PATHS, censor: '[redacted]' },
+  serializers: { err: serializeError, error: serializeError },
   base: { pid: process.pid },
 });
 

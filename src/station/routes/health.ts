@@ -1,14 +1,28 @@
 import { Hono } from 'hono';
 import type { AppEnv } from '../../core/http/app-env.ts';
+import { logger } from '../../core/log.ts';
 import { probeWritable, storageInfo } from '../services/storage-health.ts';
 import type { StationServices } from '../services.ts';
 
+const log = logger.child({ mod: 'station/health' });
+
+let lastLogged: string | null = null;
+
+/**
+ * `/health` is public: the database's own error text (host names, user names, SQL) goes to
+ * the log, the answer only says that the database cannot be reached.
+ */
 async function databaseProblem(station: StationServices): Promise<string | null> {
   try {
     await station.storage.ping();
+    lastLogged = null;
     return null;
-  } catch (error) {
-    return `database unreachable: ${(error as Error).message}`;
+  } catch (err) {
+    // Probes come every few seconds: log a failure once, and again when its cause changes.
+    const cause = err instanceof Error ? err.message : String(err);
+    if (cause !== lastLogged) log.error({ err }, 'health check: the database is unreachable');
+    lastLogged = cause;
+    return 'database unreachable; the Station log has the cause';
   }
 }
 
