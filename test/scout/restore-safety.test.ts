@@ -37,12 +37,15 @@ import { type RestoreOptions, restoreArchive, UnsafeEntryError } from '../../src
 import { archiveWithTools } from '../helpers/archives.ts';
 import { IN_CI, skipUnlessPrograms } from '../helpers/programs.ts';
 
+const ROOT = join(import.meta.dirname, '..', '..');
+const NOBODY = 65534;
 const isRoot = process.getuid?.() === 0;
 const skip =
-  skipUnlessPrograms(['age', 'zstd', 'tar']) ||
+  skipUnlessPrograms(['age', 'zstd', 'tar', 'setpriv']) ||
   (!isRoot && !IN_CI ? 'restoring owners needs root (the tests chown files)' : false);
 
 const work = mkdtempSync(join(tmpdir(), 'backupd-restore-safety-'));
+chmodSync(work, 0o755); // the non-root restore below runs as nobody
 let counter = 0;
 const fresh = (name: string) => {
   counter += 1;
@@ -289,6 +292,61 @@ describe('restore safety', { skip }, () => {
       assert.deepEqual(owner(join(dest, 'f')), { ...me, mode: 0o755 });
       assert.deepEqual(owner(join(dest, 'tool')), { ...me, mode: 0o755 });
       assert.equal(owner(join(dest, 'd', 'g')).uid, me.uid);
+    });
+
+    test('a real non-root restore (setpriv to nobody) drops setuid/setgid by default', async () => {
+      const archivePath = join(fresh('archive'), 'snap.tar.zst.age');
+      writeFileSync(archivePath, toolArchive(ownedSource(), ['f', 'tool', 'd']));
+      const dest = fresh('dest');
+      chownSync(dest, NOBODY, NOBODY);
+      const script = join(fresh('script'), 'restore.ts');
+      writeFileSync(
+        script,
+        [
+          `import { createReadStream } from 'node:fs';`,
+          `import { parseScoutKey } from ${JSON.stringify(join(ROOT, 'src/scout/archive/x25519.ts'))};`,
+          `import { restoreArchive } from ${JSON.stringify(join(ROOT, 'src/scout/restore/restorer.ts'))};`,
+          `const [archive, dest, identity] = process.argv.slice(2);`,
+          `const plan = await restoreArchive({ source: createReadStream(archive), keys: [parseScoutKey(identity)], dest });`,
+          `process.stdout.write(JSON.stringify(plan));`,
+        ].join('\n'),
+      );
+      chmodSync(archivePath, 0o644);
+      chmodSync(script, 0o644);
+      const out = execFileSync(
+        'setpriv',
+        [
+          `--reuid=${NOBODY}`,
+          `--regid=${NOBODY}`,
+          '--clear-groups',
+          process.execPath,
+          script,
+          archivePath,
+          dest,
+          key.ageIdentity,
+        ],
+        { encoding: 'utf8', env: { ...process.env, LOG_LEVEL: 'silent' } },
+      );
+      assert.deepEqual(JSON.parse(out).add.sort(), ['d/g', 'f', 'tool']);
+      assert.deepEqual(owner(join(dest, 'f')), { uid: NOBODY, gid: NOBODY, mode: 0o755 });
+      assert.deepEqual(owner(join(dest, 'tool')), { uid: NOBODY, gid: NOBODY, mode: 0o755 });
+    });
+
+    test('a file over 1 MiB streams into the descriptor it was created with: content, owner, mode, time', async () => {
+      const src = fresh('src');
+      const big = Buffer.alloc(1024 * 1024 + 4099);
+      for (let i = 0; i < big.length; i += 1) big[i] = (i * 31) % 251;
+      writeFileSync(join(src, 'big.bin'), big);
+      chownSync(join(src, 'big.bin'), 1234, 1234);
+      chmodSync(join(src, 'big.bin'), 0o4750);
+      utimesSync(join(src, 'big.bin'), T, T);
+      const dest = fresh('dest');
+      const plan = await restore(toolArchive(src, ['big.bin']), dest, { asRoot: true });
+      assert.deepEqual(plan.add, ['big.bin']);
+      assert.ok(readFileSync(join(dest, 'big.bin')).equals(big));
+      assert.deepEqual(owner(join(dest, 'big.bin')), { uid: 1234, gid: 1234, mode: 0o4750 });
+      assert.equal(Math.floor(statSync(join(dest, 'big.bin')).mtimeMs / 1000), T);
+      assert.deepEqual(readdirSync(dest), ['big.bin'], 'no temporary file left');
     });
 
     test('an owner that cannot be set is a warning: that file loses setuid, the rest of the job restores', async () => {
