@@ -391,7 +391,7 @@ export function bindingSuite(label: string, start: StartStations): void {
       assert.equal(recovery.body.scout_instance_id, inst);
       assert.equal(recovery.body.other_live_tokens, 1, show(recovery));
       assert.equal(recovery.body.ttl_days, 7);
-      assert.match(recovery.body.message, /stay valid until you revoke them/);
+      assert.match(recovery.body.message, /other token stays valid until you revoke it/);
       const regs = await registrations();
       assert.deepEqual(
         regs.get(hashOf(recovery.credential))?.map((r) => [r.scout_id, r.scout_instance_id]),

@@ -135,13 +135,21 @@ export function CopyButton({ text, label = 'Copy' }: { text: string; label?: str
 }
 
 /** A secret shown once, with a copy button and the reason to copy it now. */
-export function SecretOnce({ label, secret }: { label: string; secret: string }) {
+export function SecretOnce({
+  label,
+  secret,
+  testId = 'secret',
+}: {
+  label: string;
+  secret: string;
+  testId?: string;
+}) {
   return (
     <div class="secret">
       <p>
         <strong>{label}</strong> — shown only this once. Copy it now.
       </p>
-      <code class="secret-value" data-testid="secret">
+      <code class="secret-value" data-testid={testId}>
         {secret}
       </code>
       <CopyButton text={secret} />

@@ -8,6 +8,7 @@ import { ErrorText, Time } from '../common/ui.tsx';
 import { MISSING_RULE, STALE_RULE, UNUSUAL_RULE } from './health.ts';
 import { InstanceDeleteDialog } from './instance-delete.tsx';
 import { JobCard } from './job-card.tsx';
+import { RecoveryTokenDialog } from './recovery-token-dialog.tsx';
 import type { InstanceRef } from './restore-dialog.tsx';
 import { StorageCard } from './storage-card.tsx';
 import type { Instance, Overview, Scout } from './types.ts';
@@ -157,6 +158,7 @@ function InstanceBlock({
   onChanged: () => void;
 }) {
   const [deleting, setDeleting] = useState(false);
+  const [minting, setMinting] = useState(false);
   return (
     <article class="instance" aria-label={`Instance ${instance.scout_instance_id}`}>
       <header class="instance-head">
@@ -164,9 +166,14 @@ function InstanceBlock({
           Instance <code>{instance.scout_instance_id}</code>
         </h3>
         {isAdmin ? (
-          <button type="button" class="danger-outline" onClick={() => setDeleting(true)}>
-            Delete instance
-          </button>
+          <div class="actions">
+            <button type="button" onClick={() => setMinting(true)}>
+              Mint a recovery token
+            </button>
+            <button type="button" class="danger-outline" onClick={() => setDeleting(true)}>
+              Delete instance
+            </button>
+          </div>
         ) : null}
       </header>
       <dl class="facts inline-facts">
@@ -203,6 +210,9 @@ function InstanceBlock({
           onChanged={onChanged}
         />
       ))}
+      {minting ? (
+        <RecoveryTokenDialog scoutId={scoutId} instance={instance} onClose={() => setMinting(false)} />
+      ) : null}
       {deleting ? (
         <InstanceDeleteDialog
           scoutId={scoutId}

@@ -56,6 +56,13 @@ const bindingOf = (tokenHash: string, scoutId: string, instanceId: string) =>
     eq(tokenBindings.scoutInstanceId, instanceId),
   );
 
+const othersNote = (n: number) =>
+  n === 0
+    ? ''
+    : n === 1
+      ? " The instance's other token stays valid until you revoke it."
+      : ` The instance's ${n} other tokens stay valid until you revoke them.`;
+
 /** Other live (unexpired; revoked ones are deleted) tokens bound to the instance. */
 async function liveHolders(tx: Tx, scoutId: string, instanceId: string, except: string, now: number) {
   return tx
@@ -165,9 +172,7 @@ export function createStationTokens(db: StationDb, keys: { privateKey: KeyObject
         ...outcome,
         message:
           `Recovery token bound to ${scoutId}/${instanceId}; it is shown only now. Use it with backupd scout restore on the rebuilt host.` +
-          (outcome.other_live_tokens > 0
-            ? ` The instance's ${outcome.other_live_tokens} other token(s) stay valid until you revoke them.`
-            : ''),
+          othersNote(outcome.other_live_tokens),
       };
     },
 
