@@ -65,17 +65,39 @@ export function createRestoreRequests(deps: {
 }) {
   const { db, index } = deps;
 
+  /**
+   * POSTs `{id}` to `{advertised_url}/backup/restore-notifications`. The URL is built with the
+   * URL API (a stored query or fragment, even a bare `?` or `#`, cannot cut the path off), a
+   * redirect is an answer not followed, and a Scout that does not answer is given up on soon.
+   */
   async function sendHint(advertisedUrl: string, id: string): Promise<boolean> {
+    let target: URL;
     try {
-      const res = await fetch(`${advertisedUrl.replace(/\/+$/, '')}/backup/restore-notifications`, {
+      target = new URL(advertisedUrl);
+    } catch {
+      log.warn({ id }, 'restore hint not sent: the advertised URL is not a URL');
+      return false;
+    }
+    target.pathname = `${target.pathname.replace(/\/+$/, '')}/backup/restore-notifications`;
+    target.search = '';
+    target.hash = '';
+    try {
+      const res = await fetch(target, {
         method: 'POST',
         headers: { 'content-type': 'application/json' },
         body: JSON.stringify({ id }),
+        redirect: 'manual',
         signal: AbortSignal.timeout(HINT_TIMEOUT_MS),
       });
+      await res.body?.cancel().catch(() => {});
+      if (!res.ok) log.warn({ id, status: res.status }, 'the Scout did not accept the restore hint');
       return res.ok;
     } catch (error) {
-      log.warn({ err: error, id }, 'restore hint did not reach the Scout');
+      // A timeout is a DOMException; a refused connection says why in its cause's code.
+      const { name, cause } = error as { name?: string; cause?: { code?: string } };
+      const reason =
+        name === 'TimeoutError' ? `no answer within ${HINT_TIMEOUT_MS} ms` : (cause?.code ?? name);
+      log.warn({ id, reason }, 'restore hint did not reach the Scout');
       return false;
     }
   }
