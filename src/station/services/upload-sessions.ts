@@ -222,8 +222,9 @@ export function createUploads(deps: {
   /**
    * One live session per instance and job: once a new upload of theirs exists, the older
    * unfinished ones (`candidates`, read before it was made) are aborted and their staged bytes
-   * removed. Older means (createdAt, uploadId) below the new session's, so of two racing
-   * initiations exactly one survives. A chunk in flight finishes before its file goes.
+   * removed. Older means (createdAt, uploadId) below the new session's, so two racing
+   * initiations never abort each other (both may stay until the job's next initiation).
+   * A chunk in flight finishes before its file goes.
    */
   async function supersede(candidates: SessionRow[], kept: SessionRow): Promise<void> {
     const older = candidates.filter(
