@@ -203,6 +203,31 @@ describe('restore safety', { skip }, () => {
       assert.ok(lstatSync(dest).isSymbolicLink(), 'the link itself is left alone');
     });
 
+    test('with the scan root given (a job restore), a folder on the way that is a symlink is refused too', async () => {
+      const src = fresh('src');
+      writeFileSync(join(src, 'f.txt'), 'f');
+      const archive = toolArchive(src, ['f.txt']);
+      const outside = outsideDir();
+      mkdirSync(join(outside.path, 'docs'));
+      chmodSync(join(outside.path, 'docs'), 0o755);
+      const scanRoot = fresh('scan');
+      symlinkSync(outside.path, join(scanRoot, 'team'));
+      const dest = join(scanRoot, 'team', 'docs');
+      for (const dryRun of [false, true]) {
+        await assert.rejects(restore(archive, dest, { within: scanRoot, dryRun }), (error: unknown) => {
+          assert.ok(error instanceof UnsafeEntryError, String(error));
+          assert.match(error.message, /team\/docs passes through .*team, which is a symbolic link/);
+          return true;
+        });
+      }
+      assert.deepEqual(readdirSync(join(outside.path, 'docs')), []);
+      // Missing folders on the way are made as real folders.
+      const plan = await restore(archive, join(scanRoot, 'new', 'docs'), { within: scanRoot });
+      assert.deepEqual(plan.add, ['f.txt']);
+      assert.ok(lstatSync(join(scanRoot, 'new')).isDirectory());
+      await assert.rejects(restore(archive, outside.path, { within: scanRoot }), /is not inside/);
+    });
+
     test('a file is refused; a missing folder is made', async () => {
       const src = fresh('src');
       writeFileSync(join(src, 'f.txt'), 'f');

@@ -83,6 +83,8 @@ export function createRestores(deps: {
           source: snapshot.body,
           keys,
           dest: job.absolute_path,
+          // A folder on the way from the scan root swapped for a link is refused, not followed.
+          within: deps.catalog.scanRoot,
           dryRun,
           signal: ctx.signal,
           onProgress: (bytes) => ctx.progress({ bytes_done: bytes }),

@@ -43,8 +43,10 @@ export interface RestoreOptions {
   /** The encrypted snapshot (age → zstd → tar). */
   source: Readable;
   keys: ScoutKey[];
-  /** The job folder restored into; nothing is written outside it. */
+  /** The job folder restored into; nothing is written outside it. It must not be a symlink. */
   dest: string;
+  /** A folder `dest` lies in (the scan root): no folder between them may be a symlink either. */
+  within?: string;
   /** List what would be added and replaced, write nothing. */
   dryRun?: boolean;
   signal?: AbortSignal;
@@ -142,9 +144,8 @@ export async function restoreArchive(options: RestoreOptions): Promise<RestorePl
   const plannedFiles = new Set<string>();
   const knownFolders = new Set<string>();
   const plannedLinks = new Set<string>();
-  assertDestination(dest);
-  if (!options.dryRun) mkdirSync(dest, { recursive: true });
-  const tree = options.dryRun ? null : SafeTree.open(dest);
+  assertDestination(dest, options.within);
+  const tree = options.dryRun ? null : SafeTree.open(dest, options.within);
   const warn = (path: string, message: string) => {
     log.warn({ path }, message);
     plan.warnings.push(`${path}: ${message}`);

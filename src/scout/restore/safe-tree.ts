@@ -1,5 +1,5 @@
 import { closeSync, constants, existsSync, fstatSync, lstatSync, mkdirSync, openSync } from 'node:fs';
-import { join } from 'node:path';
+import { isAbsolute, join, relative, sep } from 'node:path';
 
 /** An archive entry that would write outside the job folder, or that restore refuses. */
 export class UnsafeEntryError extends Error {
@@ -40,15 +40,40 @@ export class SafeTree {
     this.stack = [rootFolder];
   }
 
-  /** Opens `root`, which must be a real folder: a symlink there is refused, not followed. */
-  static open(root: string): SafeTree {
-    assertDestination(root);
+  /**
+   * Opens the restore destination `root` (made when missing), which must be a real folder: a
+   * symlink there is refused, not followed. With `within` (the scan root), every folder from
+   * below `within` down to `root` is opened without following links too.
+   */
+  static open(root: string, within?: string): SafeTree {
+    const chain = destinationChain(root, within);
+    assertDestination(root, within);
     let fd: number;
-    try {
-      fd = openSync(root, DIR_FLAGS);
-    } catch (error) {
-      if (codeOf(error) === 'ELOOP' || codeOf(error) === 'ENOTDIR') assertDestination(root);
-      throw error;
+    if (within === undefined) {
+      mkdirSync(root, { recursive: true });
+      fd = openDestination(root, root, within);
+    } else {
+      fd = openSync(within, constants.O_RDONLY | constants.O_DIRECTORY);
+      for (const path of chain) {
+        const name = path.slice(path.lastIndexOf('/') + 1);
+        const at = PROC_FD ? `/proc/self/fd/${fd}/${name}` : path;
+        try {
+          mkdirSync(at, 0o777);
+        } catch (error) {
+          if (codeOf(error) !== 'EEXIST') {
+            closeSync(fd);
+            throw error;
+          }
+        }
+        try {
+          const next = openDestination(at, root, within);
+          closeSync(fd);
+          fd = next;
+        } catch (error) {
+          closeSync(fd);
+          throw error;
+        }
+      }
     }
     const s = fstatSync(fd);
     return new SafeTree(root, { rel: '', fd, dev: s.dev, ino: s.ino });
@@ -148,17 +173,47 @@ export class SafeTree {
   }
 }
 
-/** Refuses a restore destination that is a symlink or not a folder (a missing one is fine). */
-export function assertDestination(dest: string): void {
-  const s = lstatSync(dest, { throwIfNoEntry: false });
-  if (s?.isSymbolicLink()) {
-    throw new UnsafeEntryError(
-      `the restore destination ${dest} is a symbolic link; restore refuses to follow it — replace the link with a real folder, or restore into the folder it points to`,
-    );
+/** The folders from below `within` down to `dest`; just `dest` without `within`. */
+function destinationChain(dest: string, within: string | undefined): string[] {
+  if (within === undefined) return [dest];
+  const rel = relative(within, dest);
+  if (rel === '') return [];
+  if (rel.startsWith('..') || isAbsolute(rel)) {
+    throw new UnsafeEntryError(`the restore destination ${dest} is not inside ${within}`);
   }
-  if (s && !s.isDirectory()) {
-    throw new UnsafeEntryError(
-      `the restore destination ${dest} is not a folder; move it away and restore again`,
-    );
+  const parts = rel.split(sep);
+  return parts.map((_, i) => join(within, ...parts.slice(0, i + 1)));
+}
+
+/** Opens one folder of the destination's chain without following a link there. */
+function openDestination(path: string, dest: string, within: string | undefined): number {
+  try {
+    return openSync(path, DIR_FLAGS);
+  } catch (error) {
+    if (codeOf(error) === 'ELOOP' || codeOf(error) === 'ENOTDIR') assertDestination(dest, within);
+    throw error;
+  }
+}
+
+/**
+ * Refuses a restore destination that is a symlink or not a folder (a missing one is fine) or,
+ * with `within`, that is reached through a symlink below `within`.
+ */
+export function assertDestination(dest: string, within?: string): void {
+  for (const path of destinationChain(dest, within)) {
+    const s = lstatSync(path, { throwIfNoEntry: false });
+    if (!s) return;
+    const what =
+      path === dest
+        ? `the restore destination ${dest} is`
+        : `the restore destination ${dest} passes through ${path}, which is`;
+    if (s.isSymbolicLink()) {
+      throw new UnsafeEntryError(
+        `${what} a symbolic link; restore refuses to follow it — replace the link with a real folder, or restore into the folder it points to`,
+      );
+    }
+    if (!s.isDirectory()) {
+      throw new UnsafeEntryError(`${what} not a folder; move it away and restore again`);
+    }
   }
 }
