@@ -1,8 +1,9 @@
 // The age reader against the C2SP CCTV age test vectors (c2sp.org/CCTV/age, npm `cctv-age`):
 // every binary vector whose identities are all X25519 must end as the vector expects — the
 // payload hash on success, the same kind of failure otherwise, and on a payload failure only
-// the plaintext released before it. Armored vectors are skipped: the reader takes binary
-// age files only. Passphrase (scrypt) and hybrid post-quantum vectors are out of scope.
+// the plaintext released before it. Armored vectors run through the reader with armor on
+// (as the vector says; successes also with the armor detected from the first byte). Passphrase
+// (scrypt) and hybrid post-quantum vectors are out of scope.
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { describe, test } from 'node:test';
@@ -48,6 +49,7 @@ const EXPECTED: Record<string, AgeFailure | 'success'> = {
   'no match': 'no_match',
   'HMAC failure': 'hmac',
   'payload failure': 'payload',
+  'armor failure': 'armor',
 };
 
 const all = Object.entries(vectors as Record<string, Uint8Array>)
@@ -56,13 +58,14 @@ const all = Object.entries(vectors as Record<string, Uint8Array>)
 const x25519Only = (v: Vector) =>
   v.passphrases === 0 && v.identities.every((id) => id.startsWith('AGE-SECRET-KEY-1'));
 const binary = all.filter((v) => !v.armored && x25519Only(v));
+const armored = all.filter((v) => v.armored && x25519Only(v));
 
 /** Runs the file through the reader in `piece`-byte writes; what it released and how it ended. */
-async function decrypt(keys: ScoutKey[], file: Buffer, piece: number) {
+async function decrypt(keys: ScoutKey[], file: Buffer, piece: number, armor: boolean | 'auto' = 'auto') {
   const pieces: Buffer[] = [];
   for (let at = 0; at < file.length; at += piece) pieces.push(file.subarray(at, at + piece));
   const hash = createHash('sha256');
-  const reader = createAgeDecrypt(keys);
+  const reader = createAgeDecrypt(keys, { armor });
   // A 'data' listener sees every chunk as it is released, even when an error follows at once.
   reader.on('data', (chunk: Buffer) => hash.update(chunk));
   const ended = new Promise<unknown>((resolve) => {
@@ -80,33 +83,51 @@ async function decrypt(keys: ScoutKey[], file: Buffer, piece: number) {
   return { outcome, error, sha256: hash.digest('hex') };
 }
 
-describe('C2SP CCTV age vectors (binary, X25519 identities; armored vectors skipped)', () => {
+async function check(vector: Vector, armor: boolean | 'auto'): Promise<void> {
+  const expected = EXPECTED[vector.expect];
+  assert.ok(expected, `unknown expectation "${vector.expect}"`);
+  // A vector without identities still needs one to try: a fresh key that matches nothing.
+  const keys = vector.identities.length > 0 ? vector.identities.map(parseScoutKey) : [generateScoutKey()];
+  // Whole, and in small odd pieces that split header lines and chunk boundaries.
+  const small = vector.file.length <= 256 * 1024 ? 7 : 4099;
+  for (const piece of [vector.file.length || 1, small]) {
+    const { outcome, error, sha256 } = await decrypt(keys, vector.file, piece, armor);
+    assert.equal(outcome, expected, `pieces of ${piece}: ${String(error)}`);
+    if (error !== null) assert.equal((error as Error).name, 'AgeError', String(error));
+    if (expected === 'success' || expected === 'payload') {
+      assert.equal(sha256, vector.payload, `pieces of ${piece}: released plaintext differs`);
+    }
+  }
+}
+
+describe('C2SP CCTV age vectors: binary, X25519 identities', () => {
   test('the package holds the vectors this suite expects', () => {
     assert.ok(binary.length >= 60, `only ${binary.length} binary X25519 vectors found`);
-    for (const name of ['stanza_empty_argument', 'stanza_long_line', 'x25519', 'stream_two_chunks']) {
+    assert.ok(armored.length >= 25, `only ${armored.length} armored X25519 vectors found`);
+    for (const name of [
+      'stanza_empty_argument',
+      'stanza_long_line',
+      'x25519',
+      'stream_two_chunks',
+      'armor_crlf',
+    ]) {
       assert.ok(
-        binary.some((v) => v.name.replace(/_default$/, '') === name),
+        all.some((v) => v.name === name),
         `vector ${name} missing`,
       );
     }
   });
 
   for (const vector of binary) {
+    test(`${vector.name}: ${vector.expect}`, () => check(vector, 'auto'));
+  }
+});
+
+describe('C2SP CCTV age vectors: ASCII-armored, X25519 identities', () => {
+  for (const vector of armored) {
     test(`${vector.name}: ${vector.expect}`, async () => {
-      const expected = EXPECTED[vector.expect];
-      assert.ok(expected, `unknown expectation "${vector.expect}"`);
-      // A vector without identities still needs one to try: a fresh key that matches nothing.
-      const keys = vector.identities.length > 0 ? vector.identities.map(parseScoutKey) : [generateScoutKey()];
-      // Whole, and in small odd pieces that split header lines and chunk boundaries.
-      const small = vector.file.length <= 256 * 1024 ? 7 : 4099;
-      for (const piece of [vector.file.length || 1, small]) {
-        const { outcome, error, sha256 } = await decrypt(keys, vector.file, piece);
-        assert.equal(outcome, expected, `pieces of ${piece}: ${String(error)}`);
-        if (error !== null) assert.equal((error as Error).name, 'AgeError', String(error));
-        if (expected === 'success' || expected === 'payload') {
-          assert.equal(sha256, vector.payload, `pieces of ${piece}: released plaintext differs`);
-        }
-      }
+      await check(vector, true);
+      if (vector.expect === 'success') await check(vector, 'auto');
     });
   }
 });

@@ -454,6 +454,20 @@ describe('age → ours', () => {
       assert.ok((await decrypt([key], sealed, pieceSize)).equals(data));
     });
   }
+
+  toolTest(
+    'ASCII-armored files from age -a are recognised and decrypt (whole and in pieces)',
+    ['age'],
+    async () => {
+      for (const size of [0, 100, 65536, 200_003]) {
+        const data = plaintexts.get(size) ?? randomBytes(size);
+        const armored = await runOk('age', ['-a', '-r', key.ageRecipient], data);
+        assert.match(armored.toString('latin1'), /^-----BEGIN AGE ENCRYPTED FILE-----\n/);
+        assert.ok((await decrypt([key], armored)).equals(data), `${size} bytes whole`);
+        assert.ok((await decrypt([key], armored, 7)).equals(data), `${size} bytes in 7-byte pieces`);
+      }
+    },
+  );
 });
 
 // ---------------------------------------------------------------------------------------------

@@ -103,6 +103,7 @@ describe('restore hint', () => {
     const { notified, ms } = await requestRestore(silent.url);
     assert.equal(silent.hits, 1);
     assert.equal(notified, false);
-    assert.ok(ms < 6000, `the request took ${Math.round(ms)} ms`);
+    // The hint gives up after 3 s; without a limit the request would wait minutes or forever.
+    assert.ok(ms < 10_000, `the request took ${Math.round(ms)} ms`);
   });
 });

@@ -9,7 +9,11 @@ import {
   timingSafeEqual,
 } from 'node:crypto';
 import { Transform, type TransformCallback } from 'node:stream';
+import { ArmorDecoder, startsArmor } from './age-armor.ts';
+import { AgeError } from './age-errors.ts';
 import { publicKeyObject, type ScoutKey, x25519 } from './x25519.ts';
+
+export { AgeError, type AgeFailure } from './age-errors.ts';
 
 /**
  * The age v1 file format (age-encryption.org/v1) for X25519 recipients, on node:crypto:
@@ -50,27 +54,12 @@ function open(key: Uint8Array, nonce: Uint8Array, sealed: Uint8Array): Buffer {
   }
 }
 
-/**
- * What failed, in the terms of the age test vectors (c2sp.org/CCTV/age): the header does not
- * parse, no identity opens a stanza, the header MAC is wrong, or the payload is damaged.
- */
-export type AgeFailure = 'header' | 'no_match' | 'hmac' | 'payload';
-
 /** `open`, or null when the chunk does not authenticate under this nonce. */
 function tryOpen(key: Uint8Array, nonce: Uint8Array, sealed: Uint8Array): Buffer | null {
   try {
     return open(key, nonce, sealed);
   } catch {
     return null;
-  }
-}
-
-export class AgeError extends Error {
-  override name = 'AgeError';
-  readonly kind: AgeFailure;
-  constructor(message: string, kind: AgeFailure) {
-    super(message);
-    this.kind = kind;
   }
 }
 
@@ -215,8 +204,17 @@ function unwrapFileKey(header: ParsedHeader, identities: ScoutKey[]): Buffer {
   throw new AgeError('no key matches this archive: it was encrypted to another Scout key', 'no_match');
 }
 
-/** Decrypts an age stream with the first of `identities` that opens it. */
-export function createAgeDecrypt(identities: ScoutKey[]): Transform {
+/**
+ * Decrypts an age stream with the first of `identities` that opens it. `armor`: whether the
+ * input is ASCII-armored (`age -a`); by default its first byte tells.
+ */
+export function createAgeDecrypt(
+  identities: ScoutKey[],
+  options: { armor?: boolean | 'auto' } = {},
+): Transform {
+  const mode = options.armor ?? 'auto';
+  /** Undefined until the first byte decided; null for a binary file. */
+  let armor: ArmorDecoder | null | undefined = mode === 'auto' ? undefined : mode ? new ArmorDecoder() : null;
   let buffer: Buffer = Buffer.alloc(0);
   let parts: Buffer[] = [];
   let partsLength = 0;
@@ -263,15 +261,19 @@ export function createAgeDecrypt(identities: ScoutKey[]): Transform {
   }
 
   return new Transform({
-    transform(chunk: Buffer, _encoding, done: TransformCallback) {
-      // Small pieces wait until a whole sealed chunk is there: one copy per chunk, not per piece.
-      parts.push(chunk);
-      partsLength += chunk.length;
-      if (partsLength + buffer.length <= sealedChunk) return done();
-      buffer = Buffer.concat([buffer, ...parts]);
-      parts = [];
-      partsLength = 0;
+    transform(input: Buffer, _encoding, done: TransformCallback) {
       try {
+        if (armor === undefined && input.length > 0) {
+          armor = startsArmor(input[0] as number) ? new ArmorDecoder() : null;
+        }
+        const chunk = armor ? armor.push(input) : input;
+        // Small pieces wait until a whole sealed chunk is there: one copy per chunk, not per piece.
+        parts.push(chunk);
+        partsLength += chunk.length;
+        if (partsLength + buffer.length <= sealedChunk) return done();
+        buffer = Buffer.concat([buffer, ...parts]);
+        parts = [];
+        partsLength = 0;
         drain((b) => this.push(b), false);
         done();
       } catch (error) {
@@ -279,9 +281,10 @@ export function createAgeDecrypt(identities: ScoutKey[]): Transform {
       }
     },
     flush(done: TransformCallback) {
-      buffer = Buffer.concat([buffer, ...parts]);
-      parts = [];
       try {
+        armor?.end();
+        buffer = Buffer.concat([buffer, ...parts]);
+        parts = [];
         drain((b) => this.push(b), true);
         done();
       } catch (error) {
