@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { chmod, mkdir, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { badRequest, notFound } from '../errors.ts';
@@ -25,8 +26,9 @@ export function createFileFolder(dir: string, what: string, mode: number) {
       const names = (await readdir(dir)).filter((n) => SAFE_NAME.test(n)).sort();
       const out = [];
       for (const filename of names) {
-        const s = await stat(join(dir, filename));
-        if (s.isFile()) out.push({ filename, size: s.size, modified_at: s.mtime.toISOString() });
+        // Gone since readdir: a concurrent delete.
+        const s = await stat(join(dir, filename)).catch(() => null);
+        if (s?.isFile()) out.push({ filename, size: s.size, modified_at: s.mtime.toISOString() });
       }
       return out;
     },
@@ -42,19 +44,25 @@ export function createFileFolder(dir: string, what: string, mode: number) {
       checkFileName(name, what);
       if (content.length > MAX_UPLOAD_FILE_BYTES) throw badRequest(`${what} files are at most 1 MiB`);
       await mkdir(dir, { recursive: true, mode: 0o700 });
-      const temp = join(dir, `.${name}.tmp`);
-      await writeFile(temp, content, { mode });
-      await chmod(temp, mode);
-      await rename(temp, join(dir, name));
+      // A temp name of its own: two uploads of one name at once must not share it.
+      const temp = join(dir, `.${name}.${randomBytes(6).toString('hex')}.tmp`);
+      try {
+        await writeFile(temp, content, { mode });
+        await chmod(temp, mode);
+        await rename(temp, join(dir, name));
+      } finally {
+        await rm(temp, { force: true });
+      }
     },
     async remove(name: string): Promise<void> {
       const path = join(dir, checkFileName(name, what));
       try {
-        await stat(path);
-      } catch {
-        throw notFound(`no ${what} named ${name}`);
+        // One step, no stat first: of two deletes at once, one finds nothing (404), never a 500.
+        await rm(path);
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code === 'ENOENT') throw notFound(`no ${what} named ${name}`);
+        throw error;
       }
-      await rm(path);
     },
   };
 }

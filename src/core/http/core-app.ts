@@ -5,6 +5,7 @@ import type { AppEnv } from './app-env.ts';
 import { trustedProxies } from './client-address.ts';
 import { noDotSegments } from './dot-segments.ts';
 import { handleError, handleNotFound } from './error-handler.ts';
+import { noNulInAddress } from './nul-characters.ts';
 import { sameOriginWrites } from './origin-check.ts';
 import { apiRateLimit } from './rate-limits.ts';
 import { requestLog } from './request-log.ts';
@@ -30,6 +31,7 @@ export function createCoreApp(core: Core, options: CoreAppOptions = {}): Hono<Ap
   app.notFound(handleNotFound);
   app.use('*', requestLog());
   app.use('*', noDotSegments());
+  app.use('*', noNulInAddress());
   app.use('*', async function provideCore(c, next) {
     c.set('core', core);
     c.set('auth', null);

@@ -4,6 +4,9 @@ import { lstat, realpath } from 'node:fs/promises';
 import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { badRequest, notFound } from '../../core/errors.ts';
 
+/** The longest file or folder name (in bytes) of the file systems a scan root lives on. */
+const MAX_NAME_BYTES = 255;
+
 function refuse(problem: string): never {
   throw badRequest(`relative_path ${problem}`);
 }
@@ -17,6 +20,9 @@ function segmentsOf(relativePath: string): string[] {
   }
   const segments = relativePath.split('/').filter((segment) => segment !== '' && segment !== '.');
   if (segments.includes('..')) refuse('must not contain ".." segments');
+  if (segments.some((segment) => Buffer.byteLength(segment) > MAX_NAME_BYTES)) {
+    refuse(`names a file or folder longer than ${MAX_NAME_BYTES} bytes, which no file system holds`);
+  }
   return segments;
 }
 
@@ -36,6 +42,7 @@ async function realpathOfExisting(target: string, stop: string): Promise<string>
     } catch (error) {
       const code = (error as NodeJS.ErrnoException).code;
       if (code === 'ELOOP') refuse('leads through a symlink loop');
+      if (code === 'ENAMETOOLONG') refuse('is longer than the file system allows');
       if (code !== 'ENOENT' && code !== 'ENOTDIR') throw error;
     }
     const link = await lstat(current).catch(() => null);

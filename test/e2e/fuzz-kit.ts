@@ -1,0 +1,492 @@
+// Tools for the route fuzz test: the route table of a role read from its source, a seeded
+// random source, hostile inputs (path segments, query values, bodies of every shape and
+// content type) and a raw HTTP sender that sends paths and bytes exactly as given.
+import { readFileSync } from 'node:fs';
+import { Agent, request } from 'node:http';
+import { dirname, join, resolve } from 'node:path';
+import { ROOT } from '../helpers/server.ts';
+
+export interface RouteDef {
+  method: string;
+  /** Hono path template, e.g. `/api/snapshots/:scoutId/:jobName/:filename`. */
+  path: string;
+}
+
+/** The path parameters of a template, in order (`*` for a wildcard). */
+export function paramsOf(path: string): string[] {
+  return path
+    .split('/')
+    .filter((s) => s.startsWith(':') || s === '*')
+    .map((s) => (s === '*' ? '*' : s.slice(1)));
+}
+
+function joinPaths(prefix: string, path: string): string {
+  const joined = `${prefix.replace(/\/$/, '')}/${path.replace(/^\//, '')}`;
+  return joined.length > 1 ? joined.replace(/\/$/, '') : joined;
+}
+
+/** `{ name: file }` for the named imports of a source file. */
+function importsOf(file: string, source: string): Map<string, string> {
+  const map = new Map<string, string>();
+  for (const m of source.matchAll(/import\s*\{([^}]*)\}\s*from\s*'([^']+)'/g)) {
+    for (const name of (m[1] ?? '').split(',')) {
+      const clean = name.replace(/^\s*type\s+/, '').trim();
+      if (clean && m[2]?.startsWith('.')) map.set(clean, resolve(dirname(file), m[2]));
+    }
+  }
+  return map;
+}
+
+/** Routes a module registers directly on its Hono app (`app.get('/x', …)`). */
+function routesIn(file: string): RouteDef[] {
+  const source = readFileSync(file, 'utf8');
+  return [...source.matchAll(/\bapp\.(get|post|put|patch|delete)\(\s*'([^']*)'/g)].map((m) => ({
+    method: (m[1] ?? '').toUpperCase(),
+    path: m[2] ?? '',
+  }));
+}
+
+/** Routes an app file mounts with `app.route('/prefix', someRoutes(…))`, resolved to their modules. */
+function mountedRoutes(file: string): RouteDef[] {
+  const source = readFileSync(file, 'utf8');
+  const imports = importsOf(file, source);
+  const routes: RouteDef[] = [];
+  for (const m of source.matchAll(/\bapp\.route\(\s*'([^']*)'\s*,\s*(\w+)\(/g)) {
+    const module = imports.get(m[2] ?? '');
+    if (!module) throw new Error(`cannot find the module of ${m[2]} mounted in ${file}`);
+    for (const route of routesIn(module)) {
+      routes.push({ method: route.method, path: joinPaths(m[1] ?? '/', route.path) });
+    }
+  }
+  return routes;
+}
+
+/**
+ * Every route of a role, read from the same source the server runs: the core app's routes
+ * and the role's. A route added later is fuzzed without anyone updating a list.
+ */
+export function discoverRoutes(role: 'station' | 'scout'): RouteDef[] {
+  const all = [
+    ...routesIn(join(ROOT, `src/${role}/app.ts`)),
+    ...mountedRoutes(join(ROOT, 'src/core/http/core-app.ts')),
+    ...mountedRoutes(join(ROOT, `src/${role}/app.ts`)),
+  ];
+  const seen = new Set<string>();
+  return all.filter((r) => {
+    const key = `${r.method} ${r.path}`;
+    if (seen.has(key)) return false;
+    seen.add(key);
+    return true;
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Seeded randomness
+
+export interface Rng {
+  next(): number;
+  int(n: number): number;
+  pick<T>(items: readonly T[]): T;
+  sample<T>(items: readonly T[], k: number): T[];
+}
+
+/** mulberry32: small, fast and the same sequence for the same seed on every machine. */
+export function seeded(seed: number): Rng {
+  let a = seed >>> 0;
+  const next = () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+  const rng: Rng = {
+    next,
+    int: (n) => Math.floor(next() * n),
+    pick: (items) => items[rng.int(items.length)] as (typeof items)[number],
+    sample(items, k) {
+      const copy = [...items];
+      for (let i = copy.length - 1; i > 0; i--) {
+        const j = rng.int(i + 1);
+        [copy[i], copy[j]] = [copy[j] as (typeof copy)[number], copy[i] as (typeof copy)[number]];
+      }
+      return copy.slice(0, k);
+    },
+  };
+  return rng;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Hostile inputs
+
+/** Path segments exactly as sent (already percent-encoded where needed); the first ones always run. */
+export const HOSTILE_SEGMENTS: readonly string[] = [
+  '%00',
+  'a%00b',
+  '%FF',
+  'x'.repeat(3000),
+  '%2e%2e',
+  '%C0%AE%C0%AE',
+  '%ED%A0%80',
+  '%',
+  '%ZZ',
+  'a%2',
+  '..',
+  '.',
+  '%2E',
+  '.hidden',
+  '%41'.repeat(1000),
+  'a'.repeat(65),
+  '%F0%9F%92%A9',
+  '%C3%A9t%C3%A9',
+  '%E2%80%AE',
+  '%0A',
+  '%0D%0A',
+  '%09',
+  '%20',
+  '%2F',
+  '%2F..%2F..%2Fetc%2Fpasswd',
+  '%5C..%5Cwin',
+  '-1',
+  '0',
+  '99999999999999999999',
+  '1e308',
+  'NaN',
+  'null',
+  '__proto__',
+  'constructor',
+  "'%20OR%201=1--",
+  '%3Cscript%3E',
+  '\u00ff\u00fe',
+  '~',
+  '*',
+  ':',
+  'a;b',
+  '@',
+  '%24(id)',
+];
+export const MUST_SEGMENTS = 5;
+
+/** Query values exactly as sent. */
+export const HOSTILE_QUERY_VALUES: readonly string[] = [
+  '%00',
+  'a%00b',
+  '%FF',
+  '%',
+  '-1',
+  '1e308',
+  '18446744073709551616',
+  '99999999999999999999999999999',
+  'NaN',
+  '',
+  'x'.repeat(3000),
+  '%2e%2e%2f%2e%2e',
+  '../..',
+  '..',
+  '/',
+  '/etc',
+  'true%00',
+  '%E2%80%AE',
+  '0x10',
+  '%2B1',
+  '%201',
+  '1.5',
+  '\u00ff',
+];
+
+/** JSON values as raw JSON text (so numbers beyond double precision go out as written). */
+export const HOSTILE_JSON: readonly string[] = [
+  'null',
+  'true',
+  '0',
+  '-1',
+  '-0',
+  '1.5',
+  '1e308',
+  '-1e308',
+  '1e999',
+  '18446744073709551616',
+  '9007199254740993',
+  '-9223372036854775809',
+  '""',
+  '"\\u0000"',
+  '"a\\u0000b"',
+  '"\\ud800"',
+  '"\\udfff\\ud800"',
+  JSON.stringify('x'.repeat(3000)),
+  JSON.stringify('y'.repeat(100_000)),
+  '"../../../etc/passwd"',
+  '"%00"',
+  '"%FF"',
+  '"é🙂"',
+  '"\\n\\r\\t"',
+  '[]',
+  '[null]',
+  '[[[[[]]]]]',
+  '{}',
+  '{"__proto__":{"is_admin":true}}',
+  '"2026-02-30T25:61:61Z"',
+  '"true"',
+  '"123"',
+  '"   "',
+  '{"$gt":""}',
+  '["read","read"]',
+  '["manage","bogus"]',
+];
+
+/** Whole bodies that are not what any route wants. */
+export const HOSTILE_DOCUMENTS: readonly string[] = [
+  '{',
+  '{"a":',
+  '[1,2',
+  'nul',
+  "{'a':1}",
+  '\uFEFF{}',
+  '{}x',
+  'null',
+  '[]',
+  '"str"',
+  '123',
+  'true',
+  '{}',
+  '1e999',
+  '-0',
+  '   ',
+  '{"a":1,"a":2}',
+  `${'['.repeat(5000)}${']'.repeat(5000)}`,
+  `${'{"a":'.repeat(2000)}1${'}'.repeat(2000)}`,
+];
+
+export const CONTENT_TYPES: readonly (string | undefined)[] = [
+  'application/json',
+  'application/json; charset=utf-16',
+  'text/plain',
+  'application/octet-stream',
+  'application/x-www-form-urlencoded',
+  'multipart/form-data; boundary=fuzz',
+  'multipart/form-data',
+  'a/b/c;;;=',
+  undefined,
+];
+
+export interface Body {
+  contentType?: string;
+  bytes: Buffer;
+  label: string;
+}
+
+const json = (text: string, contentType: string | undefined = 'application/json'): Body => ({
+  contentType,
+  bytes: Buffer.from(text),
+  label: text.length > 80 ? `${text.slice(0, 60)}…(${text.length} chars)` : text,
+});
+
+/** `base` with `field` set to the raw JSON text `value`. */
+function withField(base: Record<string, unknown>, field: string, value: string): string {
+  const entries = Object.entries(base).filter(([k]) => k !== field);
+  const parts = entries.map(([k, v]) => `${JSON.stringify(k)}:${JSON.stringify(v)}`);
+  parts.push(`${JSON.stringify(field)}:${value}`);
+  return `{${parts.join(',')}}`;
+}
+
+function multipart(field: string, filename: string, content: Buffer, boundary = 'fuzzboundary'): Body {
+  const head = Buffer.from(
+    `--${boundary}\r\nContent-Disposition: form-data; name="${field}"; filename="${filename}"\r\nContent-Type: application/octet-stream\r\n\r\n`,
+    'latin1',
+  );
+  return {
+    contentType: `multipart/form-data; boundary=${boundary}`,
+    bytes: Buffer.concat([head, content, Buffer.from(`\r\n--${boundary}--\r\n`)]),
+    label: `multipart ${field} filename=${JSON.stringify(filename.slice(0, 40))}`,
+  };
+}
+
+const GENERIC_FIELDS = [
+  'id',
+  'username',
+  'password',
+  'relative_path',
+  'status',
+  'ttl_days',
+  'name',
+  'scopes',
+];
+const MULTIPART_FIELDS = ['hook_file', 'certificate_file'];
+const HOSTILE_FILENAMES = [
+  '../../../etc/passwd',
+  'a\u0000b',
+  'x'.repeat(3000),
+  '',
+  '.',
+  '..',
+  '\u00ff\u00fe.pem',
+  'dir/name.sh',
+  '.hidden',
+  'é🙂.sh',
+];
+
+/**
+ * Bodies for a route whose valid body is `base` (undefined: none known): hostile documents
+ * under every content type, the base with one field made hostile, invalid UTF-8, an
+ * over-limit document and multipart forms. `count` of them, the first few always.
+ */
+export function hostileBodies(rng: Rng, base: Record<string, unknown> | undefined, count: number): Body[] {
+  const fields = [...new Set([...Object.keys(base ?? {}), ...GENERIC_FIELDS, 'config', '__proto__'])];
+  const start = base ?? {};
+  const always: Body[] = [
+    json('{'),
+    json(withField(start, rng.pick(fields), '"a\\u0000b"')),
+    json(withField(start, rng.pick(fields), '18446744073709551616')),
+    {
+      contentType: 'application/json',
+      bytes: Buffer.concat([
+        Buffer.from(`{"${rng.pick(fields)}":"`),
+        Buffer.from([0xff, 0xfe, 0xc0, 0x80]),
+        Buffer.from('"}'),
+      ]),
+      label: 'invalid UTF-8 in a string',
+    },
+    json(withField(start, rng.pick(fields), JSON.stringify('z'.repeat(1024 * 1024 + 10)))),
+  ];
+  const pool: Body[] = [];
+  for (const doc of HOSTILE_DOCUMENTS) pool.push(json(doc), json(doc, rng.pick(CONTENT_TYPES)));
+  for (const field of fields) {
+    for (const value of rng.sample(HOSTILE_JSON, 6)) pool.push(json(withField(start, field, value)));
+  }
+  if (base) {
+    for (const type of CONTENT_TYPES) pool.push(json(JSON.stringify(base), type));
+    for (const field of Object.keys(base)) pool.push(json(JSON.stringify({ ...base, [field]: undefined })));
+  }
+  for (const field of [...MULTIPART_FIELDS, 'file']) {
+    for (const name of rng.sample(HOSTILE_FILENAMES, 3))
+      pool.push(multipart(field, name, Buffer.from('#!/bin/sh\n')));
+  }
+  pool.push(
+    {
+      contentType: 'multipart/form-data; boundary=nope',
+      bytes: Buffer.from('--other\r\ngarbage'),
+      label: 'broken multipart',
+    },
+    {
+      contentType: 'multipart/form-data; boundary=',
+      bytes: Buffer.from('--\r\n\r\n--'),
+      label: 'empty boundary',
+    },
+    { contentType: 'application/octet-stream', bytes: Buffer.from([0, 1, 2, 0xff, 0xfe]), label: 'binary' },
+    {
+      contentType: 'application/x-www-form-urlencoded',
+      bytes: Buffer.from('a=%00&b=%FF&a[]=1'),
+      label: 'form fields',
+    },
+  );
+  return [...always, ...rng.sample(pool, Math.max(0, count - always.length))];
+}
+
+// ---------------------------------------------------------------------------------------------
+// Sending
+
+export interface FuzzRequest {
+  method: string;
+  /** Path and query exactly as sent. */
+  path: string;
+  headers: Record<string, string>;
+  body?: Body;
+  /** Which credential, for the report. */
+  as: string;
+}
+
+export interface FuzzReply {
+  /** 0 when no answer came (connection error or timeout). */
+  status: number;
+  text: string;
+  /** Milliseconds from sending to the end of the answer. */
+  ms?: number;
+}
+
+const agent = new Agent({ keepAlive: true, maxSockets: 16 });
+
+/**
+ * Sends one request as is (no URL normalisation); resolves with status 0 on no answer. A
+ * kept-alive socket the server closed just as we reused it is the client's race, not the
+ * server's failure: that request is sent once more on a new socket (as Node's docs advise).
+ */
+export function send(
+  baseUrl: string,
+  req: FuzzRequest,
+  timeoutMs = 20_000,
+  retried = false,
+): Promise<FuzzReply> {
+  const url = new URL(baseUrl);
+  const headers: Record<string, string | number> = { ...req.headers };
+  if (req.body?.contentType !== undefined) headers['content-type'] = req.body.contentType;
+  if (req.body) headers['content-length'] = req.body.bytes.length;
+  return new Promise((done) => {
+    let out: ReturnType<typeof request>;
+    try {
+      out = request({
+        host: url.hostname,
+        port: url.port,
+        method: req.method,
+        path: req.path,
+        headers,
+        agent,
+      });
+    } catch (err) {
+      done({ status: 0, text: `request not sent: ${(err as Error).message}` });
+      return;
+    }
+    let answered = false;
+    out.setTimeout(timeoutMs, () => out.destroy(new Error(`no answer in ${timeoutMs} ms`)));
+    out.on('error', (err: NodeJS.ErrnoException) => {
+      if (!answered && !retried && out.reusedSocket && (err.code === 'ECONNRESET' || err.code === 'EPIPE')) {
+        done(send(baseUrl, req, timeoutMs, true));
+      } else {
+        done({ status: 0, text: err.message });
+      }
+    });
+    out.on('response', (res) => {
+      answered = true;
+      const chunks: Buffer[] = [];
+      let size = 0;
+      res.on('data', (d: Buffer) => {
+        if (size < 4096) chunks.push(d);
+        size += d.length;
+      });
+      res.on('end', () =>
+        done({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8').slice(0, 400) }),
+      );
+      res.on('error', (err) => done({ status: 0, text: err.message }));
+    });
+    out.end(req.body?.bytes);
+  });
+}
+
+/** Sends `requests` with `concurrency` in flight; calls `between` before every `batch` requests. */
+export async function sendAll(
+  baseUrl: string,
+  requests: FuzzRequest[],
+  options: { concurrency: number; batch: number; between: () => void },
+): Promise<FuzzReply[]> {
+  const replies: FuzzReply[] = new Array(requests.length);
+  for (let start = 0; start < requests.length; start += options.batch) {
+    options.between();
+    let next = start;
+    const end = Math.min(requests.length, start + options.batch);
+    const worker = async () => {
+      while (next < end) {
+        const i = next++;
+        const started = performance.now();
+        const reply = await send(baseUrl, requests[i] as FuzzRequest);
+        replies[i] = { ...reply, ms: Math.round(performance.now() - started) };
+      }
+    };
+    await Promise.all(Array.from({ length: options.concurrency }, worker));
+  }
+  return replies;
+}
+
+export function describeRequest(req: FuzzRequest, reply: FuzzReply): string {
+  const path = req.path.length > 160 ? `${req.path.slice(0, 140)}…(${req.path.length} chars)` : req.path;
+  const body = req.body ? ` [${req.body.contentType ?? 'no content-type'}] ${req.body.label}` : '';
+  return `${req.method} ${path} as ${req.as}${body}\n    → ${reply.status} ${reply.text.slice(0, 300)}`;
+}
