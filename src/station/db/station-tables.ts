@@ -77,12 +77,14 @@ export const snapshots = pgTable(
     keyFingerprint: text('key_fingerprint'),
     mtime: bigint('mtime', { mode: 'number' }).notNull(),
     storedAt: bigint('stored_at', { mode: 'number' }).notNull(),
+    /** The snapshot's own time (the initiation's `timestamp`, ms): what order and retention follow. */
+    takenAt: bigint('taken_at', { mode: 'number' }).notNull().default(0),
     unusual: text('unusual'),
     missing: boolean('missing').notNull().default(false),
   },
   (t) => [
     primaryKey({ columns: [t.scoutId, t.scoutInstanceId, t.jobName, t.filename] }),
-    index('snapshots_job_idx').on(t.scoutId, t.scoutInstanceId, t.jobName, t.storedAt),
+    index('snapshots_job_idx').on(t.scoutId, t.scoutInstanceId, t.jobName, t.takenAt),
     index('snapshots_sha_idx').on(t.scoutId, t.scoutInstanceId, t.jobName, t.sha256).where(sql`NOT missing`),
   ],
 );
