@@ -33,7 +33,9 @@ function restack(error: Error, message: string): string | undefined {
 /** A copy of the error and its causes without query values; the rest is kept for the log. */
 function scrub(value: unknown, depth = 0): unknown {
   if (!(value instanceof Error) || depth > MAX_DEPTH) return value;
-  const copy = Object.create(Object.getPrototypeOf(value)) as Record<string, unknown>;
+  // A plain Error underneath: host errors (DOMException) have getters that throw on a copy.
+  const copy = Object.create(Error.prototype) as Record<string, unknown>;
+  Object.defineProperty(copy, 'constructor', { value: value.constructor, enumerable: false });
   const appError = typeof (value as { status?: unknown }).status === 'number' && value.name === 'AppError';
   for (const key of Object.keys(value)) {
     if (key === 'cause' || (VALUE_FIELDS.has(key) && !appError)) continue;
@@ -46,7 +48,7 @@ function scrub(value: unknown, depth = 0): unknown {
     enumerable: false,
     writable: true,
   });
-  if (Object.hasOwn(value, 'name')) copy.name = value.name;
+  Object.defineProperty(copy, 'name', { value: value.name, enumerable: Object.hasOwn(value, 'name') });
   if (value.cause !== undefined) {
     Object.defineProperty(copy, 'cause', { value: scrub(value.cause, depth + 1), enumerable: false });
   }

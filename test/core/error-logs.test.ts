@@ -95,6 +95,18 @@ describe('the error serializer', () => {
     assert.match(String(logged.stack), /disk on fire/);
     assert.equal(logged.code, 'EIO');
   });
+
+  test('host errors (a fetch timeout as DOMException, alone or as a cause) serialise', () => {
+    const timeout = new DOMException('The operation was aborted due to timeout', 'TimeoutError');
+    const alone = serializeError(timeout) as Record<string, unknown>;
+    assert.equal(alone.type, 'DOMException');
+    assert.match(String(alone.stack), /TimeoutError: The operation was aborted/);
+    const wrapped = serializeError(new TypeError('fetch failed', { cause: timeout })) as Record<
+      string,
+      unknown
+    >;
+    assert.match(String(wrapped.message), /fetch failed: The operation was aborted due to timeout/);
+  });
 });
 
 describe('Scout: a failed settings write', () => {
