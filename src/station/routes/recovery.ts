@@ -48,6 +48,11 @@ export function recoveryRoutes(station: StationServices) {
     return sendSnapshot(c, station.store, await station.recovery.latest(token, ref(c.req.param())));
   });
 
+  app.get('/:scoutId/:instanceId/:jobName/snapshots', async (c) => {
+    const token = await stationToken(c, station.tokens);
+    return c.json(await station.recovery.list(token, ref(c.req.param())));
+  });
+
   app.get('/:scoutId/:instanceId/:jobName/by-fingerprint', async (c) => {
     const token = await stationToken(c, station.tokens);
     const fp = c.req.query('fp') ?? '';

@@ -4,6 +4,7 @@ import { logger } from '../../core/log.ts';
 import type { SnapshotStore } from '../storage/snapshot-store.ts';
 import { sha256File } from './file-hash.ts';
 import type { SnapshotIndex, SnapshotRow } from './snapshot-index.ts';
+import { timeFromName } from './snapshot-time.ts';
 import type { Uploads } from './upload-sessions.ts';
 
 const log = logger.child({ mod: 'station/reconcile' });
@@ -51,10 +52,15 @@ export async function reconcile(deps: {
         keyFingerprint: null,
         mtime: file.mtimeMs,
         storedAt: file.mtimeMs || clock.now(),
+        takenAt: timeFromName(file.filename) ?? (file.mtimeMs || clock.now()),
         unusual: null,
         missing: false,
       });
-    } else if (row.missing) {
+    } else if (row.takenAt === 0) {
+      // Indexed before the snapshot's own time was recorded: read it from the name.
+      await index.setTakenAt(ref, file.filename, timeFromName(file.filename) ?? row.storedAt);
+    }
+    if (row?.missing) {
       await index.setMissing(ref, file.filename, false);
       restored += 1;
     }

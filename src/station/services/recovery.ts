@@ -2,6 +2,7 @@ import { notFound } from '../../core/errors.ts';
 import type { SnapshotStore } from '../storage/snapshot-store.ts';
 import { checkFilename } from '../storage/snapshot-store.ts';
 import type { JobRef, SnapshotIndex, SnapshotRow } from './snapshot-index.ts';
+import { formatTimestamp } from './snapshot-time.ts';
 import { checkJobRef } from './snapshots.ts';
 import type { StationTokenRow, StationTokens } from './station-tokens.ts';
 
@@ -28,6 +29,19 @@ export function createRecovery(deps: { tokens: StationTokens; index: SnapshotInd
     async byFingerprint(token: StationTokenRow, ref: JobRef, fp: string) {
       await allowed(token, ref);
       return located(ref, await deps.index.newestByFingerprint(ref, fp), `fingerprint ${fp}`);
+    },
+    /** The job's stored snapshots, newest first by their own time. */
+    async list(token: StationTokenRow, ref: JobRef) {
+      await allowed(token, ref);
+      const rows = await deps.index.list(ref);
+      return {
+        snapshots: rows.map((row) => ({
+          filename: row.filename,
+          timestamp: formatTimestamp(row.takenAt),
+          size_bytes: row.sizeBytes,
+          fingerprint: row.fingerprint,
+        })),
+      };
     },
     async exact(token: StationTokenRow, ref: JobRef, filename: string) {
       await allowed(token, ref);

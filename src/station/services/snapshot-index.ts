@@ -1,4 +1,4 @@
-import { and, desc, eq, ne, sql } from 'drizzle-orm';
+import { and, desc, eq, sql } from 'drizzle-orm';
 import { settings } from '../../core/db/core-tables.pg.ts';
 import type { StationDb } from '../db/open.ts';
 import { instances, snapshots } from '../db/station-tables.ts';
@@ -11,6 +11,9 @@ export interface JobRef {
   instanceId: string;
   jobName: string;
 }
+
+/** Newest first by the snapshot's own time; the file name breaks ties. Never by arrival. */
+const newestFirst = [desc(snapshots.takenAt), desc(snapshots.filename)] as const;
 
 const sameJob = (ref: JobRef) =>
   and(
@@ -69,6 +72,15 @@ export function createSnapshotIndex(db: StationDb) {
       });
   }
 
+  /** The job's snapshots present on disk, newest first. */
+  async function list(ref: JobRef): Promise<SnapshotRow[]> {
+    return db
+      .select()
+      .from(snapshots)
+      .where(and(sameJob(ref), eq(snapshots.missing, false)))
+      .orderBy(...newestFirst);
+  }
+
   return {
     async version(): Promise<string> {
       const [row] = await db.select().from(settings).where(eq(settings.key, VERSION_KEY));
@@ -80,7 +92,7 @@ export function createSnapshotIndex(db: StationDb) {
         .select()
         .from(snapshots)
         .where(and(sameJob(ref), eq(snapshots.missing, false)))
-        .orderBy(desc(snapshots.storedAt), desc(snapshots.filename))
+        .orderBy(...newestFirst)
         .limit(1);
       return row;
     },
@@ -115,7 +127,7 @@ export function createSnapshotIndex(db: StationDb) {
         .select()
         .from(snapshots)
         .where(and(sameJob(ref), eq(snapshots.missing, false)))
-        .orderBy(desc(snapshots.storedAt), desc(snapshots.filename));
+        .orderBy(...newestFirst);
       return rows.find(
         (r) => r.fingerprint !== '' && (r.fingerprint.startsWith(fp) || fp.startsWith(r.fingerprint)),
       );
@@ -160,14 +172,29 @@ export function createSnapshotIndex(db: StationDb) {
       await bump();
     },
 
-    /** Snapshots of the job beyond the newest `keep`, never `protect` (the one just stored). */
-    async beyondRetention(ref: JobRef, keep: number, protect: string): Promise<SnapshotRow[]> {
-      const rows = await db
-        .select()
-        .from(snapshots)
-        .where(and(sameJob(ref), eq(snapshots.missing, false), ne(snapshots.filename, protect)))
-        .orderBy(desc(snapshots.storedAt), desc(snapshots.filename));
-      return rows.slice(Math.max(0, keep - 1));
+    list,
+
+    /**
+     * Snapshots of the job beyond the newest `keep` (by their own time), except `protect` (the
+     * one just stored) and those taken at or after `keepSince` (ms; the keep-within window).
+     */
+    async beyondRetention(
+      ref: JobRef,
+      keep: number,
+      protect: string,
+      keepSince: number,
+    ): Promise<SnapshotRow[]> {
+      const rows = await list(ref);
+      return rows.slice(keep).filter((row) => row.filename !== protect && row.takenAt < keepSince);
+    },
+
+    /** Sets the snapshot time of rows indexed before it was recorded. */
+    async setTakenAt(ref: JobRef, filename: string, takenAt: number): Promise<void> {
+      await db
+        .update(snapshots)
+        .set({ takenAt })
+        .where(and(sameJob(ref), eq(snapshots.filename, filename)));
+      await bump();
     },
 
     /**
@@ -182,8 +209,8 @@ export function createSnapshotIndex(db: StationDb) {
             'scoutId', ${s.scoutId}, 'scoutInstanceId', ${s.scoutInstanceId}, 'jobName', ${s.jobName},
             'filename', ${s.filename}, 'sizeBytes', ${s.sizeBytes}, 'sha256', ${s.sha256},
             'fingerprint', ${s.fingerprint}, 'keyFingerprint', ${s.keyFingerprint}, 'mtime', ${s.mtime},
-            'storedAt', ${s.storedAt}, 'unusual', ${s.unusual}, 'missing', ${s.missing})
-            ORDER BY ${s.scoutId}, ${s.scoutInstanceId}, ${s.jobName}, ${s.storedAt}, ${s.filename}), '[]')::text`,
+            'storedAt', ${s.storedAt}, 'takenAt', ${s.takenAt}, 'unusual', ${s.unusual}, 'missing', ${s.missing})
+            ORDER BY ${s.scoutId}, ${s.scoutInstanceId}, ${s.jobName}, ${s.takenAt}, ${s.filename}), '[]')::text`,
         })
         .from(s);
       return JSON.parse(result?.rows ?? '[]') as SnapshotRow[];

@@ -12,9 +12,15 @@ export const StationSettingsInput = z.strictObject({
     .min(1, 'retention_keep_last must be at least 1')
     .max(100_000, 'retention_keep_last must be at most 100000')
     .optional(),
+  retention_keep_within_days: z
+    .number({ error: 'retention_keep_within_days must be a whole number of days (0 = off)' })
+    .int('retention_keep_within_days must be a whole number of days (0 = off)')
+    .min(0, 'retention_keep_within_days must be 0 (off) or more')
+    .max(36_500, 'retention_keep_within_days must be at most 36500')
+    .optional(),
 });
 
-export type StationSettings = { retention_keep_last: number };
+export type StationSettings = { retention_keep_last: number; retention_keep_within_days: number };
 
 const SECTION = 'station';
 
@@ -34,6 +40,7 @@ function fromEnvironment(env: Record<string, string | undefined>): Partial<Stati
 export function createStationSettings(store: SettingsStore, env = process.env) {
   const defaults: StationSettings = {
     retention_keep_last: DEFAULT_RETENTION_KEEP_LAST,
+    retention_keep_within_days: 0,
     ...fromEnvironment(env),
   };
   return {

@@ -23,6 +23,7 @@ import { sha256File } from './file-hash.ts';
 import { createKeyedMutex } from './keyed-mutex.ts';
 import type { SnapshotIndex } from './snapshot-index.ts';
 import { unusualReason } from './snapshot-index.ts';
+import { checkNotAhead, timestampMs } from './snapshot-time.ts';
 import type { StationSettingsService } from './station-settings.ts';
 import type { StationTokenRow, StationTokens } from './station-tokens.ts';
 import { probeWritable } from './storage-health.ts';
@@ -277,6 +278,7 @@ export function createUploads(deps: {
     stagedPath,
 
     async initiate(token: StationTokenRow, body: InitiateBody) {
+      checkNotAhead(body.timestamp);
       if (await deps.acceptance.paused())
         throw unavailable('uploads are paused on this Station; try again later');
       if (body.archive_size_bytes > deps.maxUploadBytes) {
@@ -495,6 +497,7 @@ export function createUploads(deps: {
           keyFingerprint: row.keyFingerprint,
           mtime: stats?.mtimeMs ?? now,
           storedAt: now,
+          takenAt: timestampMs(row.timestamp),
           unusual,
           missing: false,
         });
@@ -512,10 +515,15 @@ export function createUploads(deps: {
       });
     },
 
-    /** Deletes the job's snapshots beyond `retention_keep_last`, never `protect`. */
+    /**
+     * Deletes the job's snapshots beyond `retention_keep_last` (newest by their own time), never
+     * `protect` nor one younger than `retention_keep_within_days`.
+     */
     async applyRetention(ref: { scoutId: string; instanceId: string; jobName: string }, protect: string) {
-      const { retention_keep_last } = await deps.settings.read();
-      const victims = await index.beyondRetention(ref, retention_keep_last, protect);
+      const { retention_keep_last, retention_keep_within_days } = await deps.settings.read();
+      const keepSince =
+        retention_keep_within_days > 0 ? clock.now() - retention_keep_within_days * DAY_MS : Infinity;
+      const victims = await index.beyondRetention(ref, retention_keep_last, protect, keepSince);
       for (const victim of victims) {
         await store.remove({ ...ref, filename: victim.filename });
         await index.remove(ref, victim.filename);

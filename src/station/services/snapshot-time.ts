@@ -1,0 +1,39 @@
+import { clock, DAY_MS } from '../../core/clock.ts';
+import { badRequest } from '../../core/errors.ts';
+
+/** How far ahead of the Station's clock a snapshot's `timestamp` may lie (clock skew). */
+export const MAX_AHEAD_MS = DAY_MS;
+
+/** `YYYY-MM-DDTHH:MM:SSZ` as milliseconds. */
+export function timestampMs(timestamp: string): number {
+  return Date.parse(timestamp);
+}
+
+/** The wire form of a snapshot's time: `YYYY-MM-DDTHH:MM:SSZ`. */
+export function formatTimestamp(ms: number): string {
+  return new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
+}
+
+/**
+ * Refuses a snapshot time too far in the future: a Scout whose clock runs ahead (or a
+ * compromised one) would otherwise make its snapshot "latest" and push out real history.
+ */
+export function checkNotAhead(timestamp: string): void {
+  const ms = timestampMs(timestamp);
+  const now = clock.now();
+  if (ms - now > MAX_AHEAD_MS) {
+    throw badRequest(
+      `timestamp ${timestamp} is more than 24 hours ahead of the Station's clock (${formatTimestamp(now)}); check the Scout's clock`,
+    );
+  }
+}
+
+/** The time in `<job>__<YYYY-MM-DDTHH-MM-SSZ>__<fp8>[-n].tar.zst`, or null for other names. */
+export function timeFromName(filename: string): number | null {
+  const match = /__(\d{4}-\d{2}-\d{2})T(\d{2})-(\d{2})-(\d{2})Z__[0-9a-f]{8}(?:-\d+)?\.tar\.zst$/.exec(
+    filename,
+  );
+  if (!match) return null;
+  const ms = Date.parse(`${match[1]}T${match[2]}:${match[3]}:${match[4]}Z`);
+  return Number.isNaN(ms) ? null : ms;
+}
