@@ -6,7 +6,7 @@
 // stop it (SIGTERM), kill it (SIGKILL) and start it again on the same data dir.
 
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -131,7 +131,8 @@ export async function runBackupd(
 export async function startServer(role: Role, options: ServerOptions = {}): Promise<TestServer> {
   const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), `backupd-${role}-`));
   const clockFile = join(dataDir, '..', `${dataDir.split('/').pop()}.clock`);
-  writeFileSync(clockFile, '0', { flag: 'a' });
+  // A reused data dir keeps the clock it had; appending would turn 901000 into 9010000.
+  if (!existsSync(clockFile)) writeFileSync(clockFile, '0');
   const port = await freePort();
   return launch(role, { ...options, dataDir }, port, clockFile);
 }
