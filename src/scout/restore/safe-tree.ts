@@ -11,6 +11,8 @@ const DIR_FLAGS = constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOL
 /**
  * On Linux `/proc/self/fd/<fd>/<name>` is `name` inside the folder open as `fd`, whatever has
  * happened to that folder's path since it was opened: openat() for Node, which has none.
+ * Without /proc (not Linux) names are joined to the folder's path, and only the check before
+ * each entry (`verify`) guards against a swap.
  */
 const PROC_FD = existsSync('/proc/self/fd');
 
