@@ -13,4 +13,6 @@ export const jobStates = sqliteTable('job_states', {
   storedFingerprint: text('stored_fingerprint'),
   /** JSON of the archive waiting to be uploaded (StagedArchive), or null. */
   staged: text('staged'),
+  /** JSON of the last restore drill's outcome (DrillOutcome), or null. */
+  lastDrill: text('last_drill'),
 });
