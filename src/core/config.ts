@@ -1,5 +1,6 @@
 import { isIP } from 'node:net';
 import { resolve } from 'node:path';
+import { type AllowedHost, parseAllowedHosts } from './http/host-check.ts';
 
 export type Role = 'station' | 'scout';
 
@@ -16,6 +17,8 @@ export interface CommonConfig {
   port: number;
   dataDir: string;
   initialAdminPassword: string;
+  /** `ALLOWED_HOSTS`: the Host names this server answers (any when undefined). */
+  allowedHosts: AllowedHost[] | undefined;
   /** `TRUST_PROXY`: proxy addresses or CIDR ranges whose `X-Forwarded-For` is believed (none: empty). */
   trustProxy: string[];
 }
@@ -73,6 +76,14 @@ function parsePositiveInt(text: string, source: string): number {
   return value;
 }
 
+function allowedHostsFrom(text: string | undefined): AllowedHost[] | undefined {
+  try {
+    return parseAllowedHosts(text);
+  } catch (error) {
+    throw new ConfigError((error as Error).message);
+  }
+}
+
 /** `TRUST_PROXY`: comma- or space-separated IP addresses and CIDR ranges. */
 function parseTrustProxy(text: string | undefined): string[] {
   const entries = (text ?? '').split(/[\s,]+/).filter((entry) => entry !== '');
@@ -100,6 +111,7 @@ function common(role: Role, flags: ServeFlags, env: Env): CommonConfig {
     // systemd may pass several state directories separated by ':'; the first is ours.
     dataDir: resolve(dataDir.split(':')[0] ?? dataDir),
     initialAdminPassword: env.INITIAL_ADMIN_PASSWORD ?? 'admin',
+    allowedHosts: allowedHostsFrom(env.ALLOWED_HOSTS),
     trustProxy: parseTrustProxy(env.TRUST_PROXY),
   };
 }

@@ -21,7 +21,7 @@ export async function startScout(config: ScoutConfig): Promise<RunningRole> {
     await core.accounts.ensureInitialAdmin(config.initialAdminPassword);
     const scout = createScoutServices(config, core, storage);
     await scout.integrations.certificates.apply();
-    const app = createCoreApp(core, { trustProxy: config.trustProxy });
+    const app = createCoreApp(core, { allowedHosts: config.allowedHosts, trustProxy: config.trustProxy });
     app.route('/api', integrationRoutes(scout.integrations));
     app.route('/', statusRoutes(scout));
     app.route('/api/uploads', uploadPauseRoutes(scout.uploads));

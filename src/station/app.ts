@@ -37,7 +37,11 @@ export async function startStation(config: StationConfig): Promise<RunningRole> 
       stagingDir: config.stagingDir,
     });
     await station.integrations.certificates.apply();
-    const app = createCoreApp(core, { rateLimitExempt: isDownload, trustProxy: config.trustProxy });
+    const app = createCoreApp(core, {
+      rateLimitExempt: isDownload,
+      allowedHosts: config.allowedHosts,
+      trustProxy: config.trustProxy,
+    });
     app.route('/api', integrationRoutes(station.integrations));
     app.route('/', healthRoutes(station));
     app.route('/api', settingsRoutes(station));

@@ -15,6 +15,7 @@ describe('station config', () => {
       port: 6555,
       dataDir,
       initialAdminPassword: 'admin',
+      allowedHosts: undefined,
       trustProxy: [],
       databaseUrl: undefined,
       backupRoot: resolve(dataDir, 'snapshots'),
@@ -148,6 +149,7 @@ describe('scout config', () => {
       port: 6556,
       dataDir: resolve('./data/scout'),
       initialAdminPassword: 'admin',
+      allowedHosts: undefined,
       trustProxy: [],
       scanRoot: '/scan',
       env: {
@@ -194,6 +196,31 @@ describe('scout config', () => {
 
   test('a bad PORT is a ConfigError for the scout too', () => {
     assert.throws(() => loadScoutConfig({}, { PORT: 'nope' }), ConfigError);
+  });
+});
+
+describe('ALLOWED_HOSTS', () => {
+  test('entries are host names or addresses with an optional port, lower-cased', () => {
+    const config = loadStationConfig(
+      {},
+      { ALLOWED_HOSTS: ' Backup.Example.com , 192.168.1.10:6555,[::1]:6555, localhost.,' },
+    );
+    assert.deepEqual(config.allowedHosts, [
+      { host: 'backup.example.com', port: null },
+      { host: '192.168.1.10', port: '6555' },
+      { host: '[::1]', port: '6555' },
+      { host: 'localhost', port: null },
+    ]);
+    assert.equal(loadScoutConfig({}, { ALLOWED_HOSTS: '  ' }).allowedHosts, undefined);
+  });
+
+  test('a URL or a path is a ConfigError naming the entry', () => {
+    for (const bad of ['https://backup.example.com', 'backup.example.com/ui', 'host:port']) {
+      assert.throws(
+        () => loadScoutConfig({}, { ALLOWED_HOSTS: `ok.example,${bad}` }),
+        (error: Error) => error instanceof ConfigError && error.message.includes(bad),
+      );
+    }
   });
 });
 

@@ -5,6 +5,7 @@ import type { AppEnv } from './app-env.ts';
 import { trustedProxies } from './client-address.ts';
 import { noDotSegments } from './dot-segments.ts';
 import { handleError, handleNotFound } from './error-handler.ts';
+import { type AllowedHost, allowedHosts } from './host-check.ts';
 import { noNulInAddress } from './nul-characters.ts';
 import { sameOriginWrites } from './origin-check.ts';
 import { apiRateLimit } from './rate-limits.ts';
@@ -16,6 +17,8 @@ import { userRoutes } from './routes/users.ts';
 export interface CoreAppOptions {
   /** Requests the general `/api` rate limit does not count (downloads). */
   rateLimitExempt?: (method: string, path: string) => boolean;
+  /** `ALLOWED_HOSTS`: requests for another Host are 403 (none: any host). */
+  allowedHosts?: AllowedHost[] | undefined;
   /** `TRUST_PROXY`: proxy addresses/ranges whose `X-Forwarded-For` the rate limits believe. */
   trustProxy?: readonly string[];
 }
@@ -30,6 +33,7 @@ export function createCoreApp(core: Core, options: CoreAppOptions = {}): Hono<Ap
   app.onError(handleError);
   app.notFound(handleNotFound);
   app.use('*', requestLog());
+  app.use('*', allowedHosts(options.allowedHosts));
   app.use('*', noDotSegments());
   app.use('*', noNulInAddress());
   app.use('*', async function provideCore(c, next) {
