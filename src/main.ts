@@ -69,7 +69,10 @@ scout
     '--key-file <path>',
     'the key file saved by the Scout console\'s "Download key file" (an age identity file: every key in it is tried; a bare key_base64 works too); "-" reads standard input',
   )
-  .option('--key <key_base64>', 'the Scout key on the command line (key_base64 or AGE-SECRET-KEY-1…)')
+  .option(
+    '--key <key_base64>',
+    'the Scout key on the command line (key_base64 or AGE-SECRET-KEY-1…); other users see it in ps: prefer --key-file',
+  )
   .option('--data-dir <dir>', "an existing Scout's data dir: its key, keyring and settings")
   .option('--archive <path>', 'decrypt a local archive instead of downloading')
   .option('--dry-run', 'list what would be added or replaced, write nothing')

@@ -47,8 +47,13 @@ function savedSettings(dataDir: string): Record<string, string> {
   }
 }
 
+/** A key on the command line is visible to every user of the host (`ps`, /proc) and in shell history. */
+export const KEY_FLAG_WARNING =
+  'warning: --key shows the key to every user of this host (ps, /proc) and keeps it in shell history; use --key-file PATH, or --key-file - to read it from standard input';
+
 async function keysFrom(flags: RestoreFlags, dataDir: string | undefined): Promise<ScoutKey[]> {
   if (flags.keyFile) return readKeyFile(flags.keyFile);
+  if (flags.key) process.stderr.write(`${KEY_FLAG_WARNING}\n`);
   try {
     if (flags.key) return [parseScoutKey(flags.key)];
   } catch (error) {
