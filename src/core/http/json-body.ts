@@ -2,7 +2,7 @@ import type { Context } from 'hono';
 import type { z } from 'zod';
 import { badRequest } from '../errors.ts';
 import { MIB, readBody } from './bounded-body.ts';
-import { nulField } from './nul-characters.ts';
+import { refuseNulIn } from './nul-characters.ts';
 
 export const MAX_JSON_BYTES = MIB;
 
@@ -28,8 +28,7 @@ export async function readJson<T extends z.ZodType>(c: Context, schema: T): Prom
       throw badRequest('request body is not valid JSON');
     }
   }
-  const nul = nulField(value);
-  if (nul !== null) throw badRequest(`${nul} must not contain a NUL character (\\u0000); remove it`);
+  refuseNulIn(value);
   const result = schema.safeParse(value);
   if (!result.success) throw badRequest(describeIssue(result.error));
   return result.data;

@@ -1,6 +1,8 @@
 import type { IncomingMessage } from 'node:http';
 import type { MiddlewareHandler } from 'hono';
-import { badRequest } from '../errors.ts';
+import { AppError } from '../errors.ts';
+
+const NUL_CODE = 'nul_character';
 
 // No id, name or value of the API may hold a NUL character: PostgreSQL text cannot store one
 // and file system calls refuse it, so it would surface as a 500 far from where it came in.
@@ -13,8 +15,10 @@ export function noNulInAddress(): MiddlewareHandler {
   return async function noNulInAddress(c, next) {
     const raw = (c.env as { incoming?: IncomingMessage } | undefined)?.incoming?.url ?? c.req.url;
     if (raw.includes('%00')) {
-      throw badRequest(
+      throw new AppError(
+        400,
         'the request address holds %00 (a NUL character), which no path segment or query value may contain; remove it',
+        { code: NUL_CODE },
       );
     }
     await next();
@@ -47,4 +51,14 @@ export function nulField(value: unknown): string | null {
     }
   }
   return null;
+}
+
+/** Throws a 400 naming the field when a parsed JSON body holds a NUL character anywhere. */
+export function refuseNulIn(body: unknown): void {
+  const field = nulField(body);
+  if (field !== null) {
+    throw new AppError(400, `${field} must not contain a NUL character (\\u0000); remove it`, {
+      code: NUL_CODE,
+    });
+  }
 }
