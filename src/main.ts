@@ -55,7 +55,7 @@ scout
   .command('restore')
   .description("restore one job's snapshot into a folder, without a running Scout (disaster recovery)")
   .requiredOption('--job <name>', 'the job name')
-  .requiredOption('--dest <dir>', 'the folder to restore into (created if missing)')
+  .option('--dest <dir>', 'the folder to restore into (created if missing; required unless --list)')
   .option('--station-url <url>', 'the Station (default: the Scout settings in --data-dir, or STATION_URL)')
   .option(
     '--token <token>',
@@ -76,6 +76,10 @@ scout
   .option('--data-dir <dir>', "an existing Scout's data dir: its key, keyring and settings")
   .option('--archive <path>', 'decrypt a local archive instead of downloading')
   .option('--dry-run', 'list what would be added or replaced, write nothing')
+  .option(
+    '--list',
+    "print the job's snapshots on the Station (newest first: time, size, fingerprint, file) and exit",
+  )
   .addHelpText(
     'after',
     `

@@ -16,7 +16,7 @@ import { recoveryFailure } from './recovery-failure.ts';
 
 export interface RestoreFlags {
   job: string;
-  dest: string;
+  dest?: string;
   stationUrl?: string;
   token?: string;
   scoutId?: string;
@@ -28,6 +28,7 @@ export interface RestoreFlags {
   dataDir?: string;
   archive?: string;
   dryRun?: boolean;
+  list?: boolean;
 }
 
 /** Settings a Scout saved in its data dir (read-only; the Scout may be running). */
@@ -70,6 +71,63 @@ function need(value: string | undefined, what: string): string {
   return value;
 }
 
+/** The Station, the token and the job's recovery path, from the flags, the data dir or the environment. */
+function stationTarget(flags: RestoreFlags, dataDir: string | undefined) {
+  const saved = dataDir ? savedSettings(dataDir) : {};
+  const stationUrl = need(flags.stationUrl ?? saved.station_url ?? process.env.STATION_URL, '--station-url');
+  const token = need(
+    flags.token ?? saved.scout_credential ?? process.env.SCOUT_CREDENTIAL,
+    '--token (a Station token)',
+  );
+  // A Scout that never saved scout_id uses its host name, as the running Scout does.
+  const scoutId = need(
+    flags.scoutId ?? saved.scout_id ?? process.env.SCOUT_ID ?? (dataDir ? defaultScoutId() : undefined),
+    '--scout-id',
+  );
+  const instanceFile = dataDir ? join(dataDir, 'instance-id') : '';
+  const instanceId = need(
+    flags.instanceId ??
+      (instanceFile && existsSync(instanceFile) ? readFileSync(instanceFile, 'utf8').trim() : undefined),
+    '--instance-id',
+  );
+  const base = `/backup/recovery/${encodeURIComponent(scoutId)}/${encodeURIComponent(instanceId)}/${encodeURIComponent(flags.job)}`;
+  return { client: createStationClient(stationUrl, token), base, scoutId, instanceId };
+}
+
+function formatSize(bytes: number): string {
+  const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];
+  let value = bytes;
+  let unit = 0;
+  while (value >= 1024 && unit < units.length - 1) {
+    value /= 1024;
+    unit += 1;
+  }
+  return `${value.toFixed(unit === 0 ? 0 : 1)} ${units[unit]}`;
+}
+
+/** `--list`: the job's snapshots on the Station, newest first, one a line; writes nothing else. */
+async function listSnapshots(flags: RestoreFlags, dataDir: string | undefined): Promise<void> {
+  const { client, base, scoutId, instanceId } = stationTarget(flags, dataDir);
+  let snapshots: Array<{ filename: string; timestamp: string; size_bytes: number; fingerprint: string }>;
+  try {
+    snapshots = (await client.request<{ snapshots: typeof snapshots }>('GET', `${base}/snapshots`, undefined))
+      .data.snapshots;
+  } catch (error) {
+    throw recoveryFailure(error, scoutId, instanceId);
+  }
+  if (snapshots.length === 0) {
+    process.stdout.write(`no snapshots of ${flags.job} from ${scoutId}/${instanceId} on the Station\n`);
+    return;
+  }
+  for (const s of snapshots) {
+    const fingerprint = s.fingerprint ? s.fingerprint.slice(0, 8) : '-';
+    process.stdout.write(
+      `${s.timestamp}  ${formatSize(s.size_bytes).padStart(10)}  ${fingerprint.padEnd(8)}  ${s.filename}\n`,
+    );
+  }
+  process.stderr.write('restore one of them with --file FILENAME\n');
+}
+
 /** `backupd scout restore`: one job's snapshot into a folder, without a running Scout. */
 export async function scoutRestore(flags: RestoreFlags): Promise<void> {
   if (!isNamespaceComponent(flags.job)) throw new ConfigError(`--job must be ${NAMESPACE_RULE}`);
@@ -79,7 +137,8 @@ export async function scoutRestore(flags: RestoreFlags): Promise<void> {
     throw new ConfigError('--fingerprint must be 8 or 64 lowercase hex characters');
   }
   const dataDir = flags.dataDir ? resolve(flags.dataDir) : undefined;
-  const dest = resolve(flags.dest);
+  if (flags.list) return listSnapshots(flags, dataDir);
+  const dest = resolve(need(flags.dest, '--dest (the folder to restore into)'));
   const keys = await keysFrom(flags, dataDir);
   let source: Readable;
   let snapshot: string;
@@ -90,34 +149,14 @@ export async function scoutRestore(flags: RestoreFlags): Promise<void> {
     source = createReadStream(flags.archive, { highWaterMark: 1024 * 1024 });
     size = statSync(flags.archive).size;
   } else {
-    const saved = dataDir ? savedSettings(dataDir) : {};
-    const stationUrl = need(
-      flags.stationUrl ?? saved.station_url ?? process.env.STATION_URL,
-      '--station-url',
-    );
-    const token = need(
-      flags.token ?? saved.scout_credential ?? process.env.SCOUT_CREDENTIAL,
-      '--token (a Station token)',
-    );
-    // A Scout that never saved scout_id uses its host name, as the running Scout does.
-    const scoutId = need(
-      flags.scoutId ?? saved.scout_id ?? process.env.SCOUT_ID ?? (dataDir ? defaultScoutId() : undefined),
-      '--scout-id',
-    );
-    const instanceFile = dataDir ? join(dataDir, 'instance-id') : '';
-    const instanceId = need(
-      flags.instanceId ??
-        (instanceFile && existsSync(instanceFile) ? readFileSync(instanceFile, 'utf8').trim() : undefined),
-      '--instance-id',
-    );
-    const base = `/backup/recovery/${encodeURIComponent(scoutId)}/${encodeURIComponent(instanceId)}/${encodeURIComponent(flags.job)}`;
+    const { client, base, scoutId, instanceId } = stationTarget(flags, dataDir);
     const path = flags.file
       ? `${base}/archive/${encodeURIComponent(flags.file)}`
       : flags.fingerprint
         ? `${base}/by-fingerprint?fp=${flags.fingerprint}`
         : `${base}/latest`;
     try {
-      const download = await createStationClient(stationUrl, token).download(path);
+      const download = await client.download(path);
       snapshot = download.filename;
       source = download.body;
       size = download.size;

@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { adminClient, type Client } from '../helpers/http.ts';
-import type { TestServer } from '../helpers/server.ts';
+import { runBackupd, type TestServer } from '../helpers/server.ts';
 import { type ArchiveMeta, archiveMeta, call, initiate, upload } from '../helpers/uploads.ts';
 
 export type StartStation = () => Promise<TestServer>;
@@ -45,6 +45,8 @@ export function snapshotOrderSuite(label: string, start: StartStation): void {
     /** Server time as the Station sees it (real time plus the offsets the tests added). */
     let offset = 0;
     const stationNow = () => Date.now() + offset;
+    /** The job of the first test: three snapshots, newest first. */
+    let ordered: { token: string; scout: string; inst: string; names: string[] } | undefined;
 
     before(async () => {
       station = await start();
@@ -116,6 +118,7 @@ export function snapshotOrderSuite(label: string, start: StartStation): void {
         nameOf(middle.meta),
         'the newest match by timestamp, not the last to arrive',
       );
+      ordered = { token, scout, inst, names: [newest, middle, oldest].map((s) => nameOf(s.meta)) };
       assert.deepEqual(await listed(token, scout, inst), [
         {
           filename: nameOf(newest.meta),
@@ -136,6 +139,39 @@ export function snapshotOrderSuite(label: string, start: StartStation): void {
           fingerprint: fp(0xa1),
         },
       ]);
+    });
+
+    test("backupd scout restore --list prints the job's snapshots newest first and exits; needs no key or --dest", async () => {
+      assert.ok(ordered, 'the first test ran');
+      const { token, scout, inst, names } = ordered;
+      const args = ['scout', 'restore', '--list', '--job', 'docs', '--station-url', station.url];
+      const ids = ['--scout-id', scout, '--instance-id', inst];
+      const listedRun = await runBackupd([...args, '--token', token, ...ids]);
+      assert.equal(listedRun.code, 0, listedRun.stderr);
+      const lines = listedRun.stdout.trimEnd().split('\n');
+      assert.deepEqual(
+        lines.map((line) => line.split(/\s+/).at(-1)),
+        names,
+        listedRun.stdout,
+      );
+      assert.match(lines[0] ?? '', /^2026-10-01T08:30:00Z\s+\d+ B\s+b2b2b2b2\s+docs__/);
+      assert.match(listedRun.stderr, /--file FILENAME/);
+
+      const empty = await runBackupd([
+        ...args.slice(0, 4),
+        'photos',
+        ...args.slice(5),
+        '--token',
+        token,
+        ...ids,
+      ]);
+      assert.equal(empty.code, 0, empty.stderr);
+      assert.match(empty.stdout, /no snapshots of photos/);
+
+      const refused = await runBackupd([...args, '--token', await mint(), ...ids]);
+      assert.notEqual(refused.code, 0, refused.stdout);
+      assert.match(refused.stderr, /may not recover/);
+      assert.equal(refused.stdout, '');
     });
 
     test('the snapshot list: a token bound to another instance is 403, no token 401, an empty job []', async () => {

@@ -1,7 +1,7 @@
-import { useState } from 'preact/hooks';
+import { useEffect, useState } from 'preact/hooks';
 import { api } from '../common/api.ts';
 import { ConfirmDialog } from '../common/dialog.tsx';
-import { formatBytes } from '../common/format.ts';
+import { formatBytes, localTime } from '../common/format.ts';
 import { usePoll } from '../common/poll.ts';
 import { useSession } from '../common/session.tsx';
 import { ErrorText, Notice, Section, useAction } from '../common/ui.tsx';
@@ -29,7 +29,36 @@ interface Restored {
   bytes: number;
 }
 
+/** A snapshot of the job on the Station, as `GET /api/recovery/snapshots` lists it (newest first). */
+interface Listed {
+  filename: string;
+  timestamp: string;
+  size_bytes: number;
+  fingerprint: string;
+}
+
 const SHOWN = 200;
+
+/** The job's snapshots on the Station, asked for again when the job changes. */
+function useSnapshots(relativePath: string | undefined) {
+  const [list, setList] = useState<{ path: string; snapshots: Listed[] } | null>(null);
+  const load = useAction();
+  useEffect(() => {
+    if (!relativePath) return;
+    setList(null);
+    void load.run(async () => {
+      const reply = await api.get<{ snapshots: Listed[] }>(
+        `/api/recovery/snapshots?relative_path=${encodeURIComponent(relativePath)}`,
+      );
+      setList({ path: relativePath, snapshots: reply.snapshots });
+    });
+  }, [relativePath]);
+  return {
+    snapshots: list && list.path === relativePath ? list.snapshots : null,
+    error: load.error,
+    busy: load.busy,
+  };
+}
 
 /** Re-reads the status once the operation has begun, so its progress shows (and polls faster). */
 function watch(status: StatusPoll): void {
@@ -59,20 +88,22 @@ function PathList({ title, paths, count }: { title: string; paths: string[]; cou
   );
 }
 
-/** Preview and restore of one job's snapshot (the latest, or one by fingerprint). */
+/** Preview and restore of one job's snapshot (the latest, or one picked from the Station's list). */
 function LocalRestore({ jobs, status }: { jobs: Directory[]; status: StatusPoll }) {
   const [path, setPath] = useState('');
-  const [which, setWhich] = useState<'latest' | 'fingerprint'>('latest');
-  const [fingerprint, setFingerprint] = useState('');
+  const [which, setWhich] = useState<'latest' | 'picked'>('latest');
+  const [picked, setPicked] = useState('');
   const [preview, setPreview] = useState<{ key: string; result: Preview } | null>(null);
   const [restored, setRestored] = useState<Restored | null>(null);
   const [confirming, setConfirming] = useState(false);
   const action = useAction();
   const selected = jobs.find((job) => job.relative_path === path) ?? jobs[0];
-  const fp = which === 'latest' ? '' : fingerprint.trim();
-  const key = `${selected?.relative_path}|${fp}`;
+  const listed = useSnapshots(selected?.relative_path);
+  const choice = listed.snapshots?.find((s) => s.filename === picked) ?? listed.snapshots?.[0];
+  const filename = which === 'picked' ? choice?.filename : undefined;
+  const key = `${selected?.relative_path}|${filename ?? ''}`;
   const current = preview?.key === key ? preview.result : null;
-  const body = () => ({ relative_path: selected?.relative_path ?? '', fingerprint: fp });
+  const body = () => ({ relative_path: selected?.relative_path ?? '', ...(filename ? { filename } : {}) });
 
   async function restore(): Promise<void> {
     setRestored(null);
@@ -129,26 +160,39 @@ function LocalRestore({ jobs, status }: { jobs: Directory[]; status: StatusPoll 
           <input
             type="radio"
             name="which"
-            checked={which === 'fingerprint'}
-            onChange={() => setWhich('fingerprint')}
+            checked={which === 'picked'}
+            disabled={!listed.snapshots?.length}
+            onChange={() => setWhich('picked')}
           />{' '}
-          The newest with this fingerprint:
+          This snapshot:
         </label>
         <div class="field">
-          <input
-            aria-label="Snapshot fingerprint"
-            aria-describedby="fingerprint-hint"
-            value={fingerprint}
-            disabled={which !== 'fingerprint'}
-            placeholder="8 or 64 lowercase hex characters"
-            spellcheck={false}
-            autoComplete="off"
-            onInput={(event) => setFingerprint((event.target as HTMLInputElement).value)}
-          />
-          <small id="fingerprint-hint" class="hint">
-            The snapshot's fingerprint as the Station lists it. Snapshots made before a key rotation need the
-            key they were made with; this Scout keeps its old keys.
+          <select
+            aria-label="Snapshot on the Station"
+            aria-describedby="snapshot-hint"
+            value={choice?.filename ?? ''}
+            disabled={!listed.snapshots?.length}
+            onFocus={() => setWhich('picked')}
+            onChange={(event) => {
+              setPicked((event.target as HTMLSelectElement).value);
+              setWhich('picked');
+            }}
+          >
+            {(listed.snapshots ?? []).map((snapshot) => (
+              <option key={snapshot.filename} value={snapshot.filename}>
+                {localTime(snapshot.timestamp)} · {formatBytes(snapshot.size_bytes)}
+                {snapshot.fingerprint ? ` · ${snapshot.fingerprint.slice(0, 8)}` : ''}
+              </option>
+            ))}
+          </select>
+          <small id="snapshot-hint" class="hint">
+            {listed.busy
+              ? 'Asking the Station for the snapshots of this job…'
+              : listed.snapshots?.length === 0
+                ? 'The Station holds no snapshot of this job for this Scout yet.'
+                : 'Newest first, by the time each snapshot was taken. Snapshots made before a key rotation need the key they were made with; this Scout keeps its old keys.'}
           </small>
+          <ErrorText error={listed.error} />
         </div>
       </fieldset>
       <p class="hint">
@@ -200,9 +244,9 @@ function LocalRestore({ jobs, status }: { jobs: Directory[]; status: StatusPoll 
         >
           <p>
             The{' '}
-            {fp ? (
+            {filename ? (
               <>
-                snapshot with fingerprint <code>{fp}</code>
+                snapshot <code>{filename}</code>
               </>
             ) : (
               'latest snapshot'

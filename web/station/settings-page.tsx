@@ -11,6 +11,7 @@ export function SettingsPage() {
   const { user } = useSession();
   const [storage, setStorage] = useState<Storage | null>(null);
   const [keep, setKeep] = useState('');
+  const [within, setWithin] = useState('');
   const [saved, setSaved] = useState<StationSettings | null>(null);
   const load = useAction();
   const save = useAction();
@@ -20,6 +21,7 @@ export function SettingsPage() {
       const overview = await api.get<Overview>('/api/overview?section=settings');
       const withStorage = await api.get<Overview>('/api/overview?section=storage');
       setKeep(String(overview.settings?.retention_keep_last ?? ''));
+      setWithin(String(overview.settings?.retention_keep_within_days ?? ''));
       setStorage(withStorage.storage ?? null);
     });
   }, []);
@@ -27,13 +29,18 @@ export function SettingsPage() {
   async function submit(event: Event) {
     event.preventDefault();
     setSaved(null);
-    const trimmed = keep.trim();
-    const value = Number(trimmed);
-    const body = trimmed === '' ? {} : { retention_keep_last: Number.isFinite(value) ? value : trimmed };
+    // An empty field falls back to its default; anything else goes as typed (the Station says what is wrong).
+    const field = (text: string) => {
+      const trimmed = text.trim();
+      const value = Number(trimmed);
+      return trimmed === '' ? undefined : Number.isFinite(value) ? value : trimmed;
+    };
+    const body = { retention_keep_last: field(keep), retention_keep_within_days: field(within) };
     const answer = await save.run(() => api.post<{ settings: StationSettings }>('/api/settings', body));
     if (answer) {
       setSaved(answer.settings);
       setKeep(String(answer.settings.retention_keep_last));
+      setWithin(String(answer.settings.retention_keep_within_days));
     }
   }
 
@@ -51,13 +58,26 @@ export function SettingsPage() {
             value={keep}
             onInput={setKeep}
             disabled={!user.is_admin || load.busy}
-            hint="retention_keep_last, 1 to 100000. After each upload the oldest snapshots of that job and instance beyond this number are deleted. Left empty, the default applies (RETENTION_KEEP_LAST, else 30)."
+            hint="retention_keep_last, 1 to 100000. After each upload the oldest snapshots of that job and instance beyond this number are deleted, oldest by the time each snapshot was taken (not when it arrived). Left empty, the default applies (RETENTION_KEEP_LAST, else 30)."
+          />
+          <Field
+            label="Never delete snapshots younger than (days)"
+            id="retention-keep-within-days"
+            type="number"
+            inputMode="numeric"
+            value={within}
+            onInput={setWithin}
+            disabled={!user.is_admin || load.busy}
+            hint="retention_keep_within_days, 0 to 36500; 0 is off. Snapshots taken within this many days are kept whatever the number above says, so a burst of uploads (a runaway or compromised Scout) cannot push out recent history. Older snapshots are then deleted down to the number above."
           />
           <ErrorText error={save.error} />
           {saved ? (
             <Notice>
-              Saved. Each job keeps its newest {saved.retention_keep_last} snapshots per instance; older ones
-              go after its next upload.
+              Saved. Each job keeps its newest {saved.retention_keep_last} snapshots per instance
+              {saved.retention_keep_within_days > 0
+                ? `, and every snapshot taken within the last ${saved.retention_keep_within_days} days`
+                : ''}
+              ; older ones go after its next upload.
             </Notice>
           ) : null}
           {user.is_admin ? (

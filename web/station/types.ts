@@ -44,6 +44,7 @@ export interface Storage {
 
 export interface StationSettings {
   retention_keep_last: number;
+  retention_keep_within_days: number;
 }
 
 export interface Overview {

@@ -12,6 +12,21 @@ import { restoreArchive, UnsafeEntryError } from './restorer.ts';
 import { TarError } from './tar-reader.ts';
 
 const FINGERPRINT = /^(?:[0-9a-f]{8}|[0-9a-f]{64})$/;
+const FILENAME = /^[A-Za-z0-9_-][A-Za-z0-9._-]*\.tar\.zst$/;
+
+/** Which snapshot to restore: an exact file, the newest with a fingerprint, or the latest. */
+export interface SnapshotChoice {
+  fingerprint?: string | undefined;
+  filename?: string | undefined;
+}
+
+/** A stored snapshot of a job as the Station lists it (newest first). */
+export interface ListedSnapshot {
+  filename: string;
+  timestamp: string;
+  size_bytes: number;
+  fingerprint: string;
+}
 
 /** Turns what can go wrong in a restore into an answer that says what to do. */
 export function restoreFailure(error: unknown): unknown {
@@ -54,30 +69,49 @@ export function createRestores(deps: {
   runner: Runner;
   notifier?: Notifier;
 }) {
-  async function download(jobName: string, fingerprint: string, ctx: OperationContext) {
+  /** The Station client and this job's recovery path on the Station. */
+  async function station(jobName: string) {
     const settings = await deps.settings.read();
     if (!settings.station_url || !settings.scout_credential) {
       throw badRequest('no Station configured: set station_url and scout_credential first');
     }
     const client = createStationClient(settings.station_url, settings.scout_credential);
     const base = `/backup/recovery/${encodeURIComponent(settings.scout_id)}/${encodeURIComponent(deps.instanceId)}/${encodeURIComponent(jobName)}`;
-    const path = fingerprint ? `${base}/by-fingerprint?fp=${fingerprint}` : `${base}/latest`;
+    return { client, base };
+  }
+
+  async function download(jobName: string, choice: SnapshotChoice, ctx: OperationContext) {
+    const { client, base } = await station(jobName);
+    const path = choice.filename
+      ? `${base}/archive/${encodeURIComponent(choice.filename)}`
+      : choice.fingerprint
+        ? `${base}/by-fingerprint?fp=${choice.fingerprint}`
+        : `${base}/latest`;
     ctx.progress({ phase: 'downloading' });
     return client.download(path, ctx.signal);
   }
 
-  async function run(relativePath: string, fingerprint: string | undefined, dryRun: boolean) {
-    const fp = fingerprint ?? '';
-    if (fp !== '' && !FINGERPRINT.test(fp))
-      throw badRequest('fingerprint must be empty, or 8 or 64 lowercase hex characters');
+  async function jobAt(relativePath: string) {
     const job = await deps.catalog.byPath(relativePath);
     if (!job) throw notFound(`no backup job at ${relativePath}`);
     if (!job.config) throw badRequest(`the job's marker is not valid: ${job.config_error}`);
-    const jobName = job.config.job_name;
+    return { job, jobName: job.config.job_name };
+  }
+
+  async function run(relativePath: string, choice: SnapshotChoice, dryRun: boolean) {
+    const fp = choice.fingerprint ?? '';
+    if (fp !== '' && !FINGERPRINT.test(fp))
+      throw badRequest('fingerprint must be empty, or 8 or 64 lowercase hex characters');
+    if (choice.filename !== undefined && !FILENAME.test(choice.filename))
+      throw badRequest(
+        'filename must be a snapshot file name ending in .tar.zst, as the snapshot list gives it',
+      );
+    if (fp !== '' && choice.filename) throw badRequest('give a fingerprint or a filename, not both');
+    const { job, jobName } = await jobAt(relativePath);
     const keys: ScoutKey[] = deps.keys.all();
     const outcome = await deps.runner.run('restore', jobName, async (ctx) => {
       try {
-        const snapshot = await download(jobName, fp, ctx);
+        const snapshot = await download(jobName, { fingerprint: fp, filename: choice.filename }, ctx);
         ctx.progress({ phase: dryRun ? 'previewing' : 'restoring', bytes_total: snapshot.size });
         const plan = await restoreArchive({
           source: snapshot.body,
@@ -113,8 +147,23 @@ export function createRestores(deps: {
   }
 
   return {
-    async preview(relativePath: string, fingerprint?: string) {
-      const outcome = await run(relativePath, fingerprint, true);
+    /** The job's snapshots on the Station, newest first (asks the Station each time). */
+    async snapshots(relativePath: string): Promise<{ job_name: string; snapshots: ListedSnapshot[] }> {
+      const { jobName } = await jobAt(relativePath);
+      const { client, base } = await station(jobName);
+      try {
+        const { data } = await client.request<{ snapshots: ListedSnapshot[] }>(
+          'GET',
+          `${base}/snapshots`,
+          undefined,
+        );
+        return { job_name: jobName, snapshots: data.snapshots };
+      } catch (error) {
+        throw restoreFailure(error);
+      }
+    },
+    async preview(relativePath: string, choice: SnapshotChoice = {}) {
+      const outcome = await run(relativePath, choice, true);
       if (outcome.status === 'already_running') return { status: 'already_running' };
       const { snapshot, plan } = outcome.result;
       return {
@@ -126,8 +175,8 @@ export function createRestores(deps: {
         bytes: plan.bytes,
       };
     },
-    async restore(relativePath: string, fingerprint?: string) {
-      const outcome = await run(relativePath, fingerprint, false);
+    async restore(relativePath: string, choice: SnapshotChoice = {}) {
+      const outcome = await run(relativePath, choice, false);
       if (outcome.status === 'already_running') return { status: 'already_running' };
       const { snapshot, plan } = outcome.result;
       return {

@@ -1,5 +1,6 @@
 import { Hono } from 'hono';
 import { z } from 'zod';
+import { badRequest } from '../../core/errors.ts';
 import { adminOnly } from '../../core/http/access.ts';
 import type { AppEnv } from '../../core/http/app-env.ts';
 import { readJson } from '../../core/http/json-body.ts';
@@ -8,18 +9,28 @@ import type { Restores } from '../restore/restore-service.ts';
 const RestoreBody = z.object({
   relative_path: z.string({ error: 'relative_path is required' }),
   fingerprint: z.string().optional(),
+  filename: z.string().optional(),
+});
+
+const ListQuery = z.object({
+  relative_path: z.string({ error: 'relative_path is required (the job folder, relative to SCAN_ROOT)' }),
 });
 
 /** Preview and restore of a job's snapshot (whole snapshots; files absent from it stay). */
 export function recoveryRoutes(restores: Restores) {
   const app = new Hono<AppEnv>();
+  app.get('/snapshots', adminOnly('restore'), async (c) => {
+    const query = ListQuery.safeParse(c.req.query());
+    if (!query.success) throw badRequest('relative_path is required (the job folder, relative to SCAN_ROOT)');
+    return c.json(await restores.snapshots(query.data.relative_path));
+  });
   app.post('/preview', adminOnly('restore'), async (c) => {
-    const body = await readJson(c, RestoreBody);
-    return c.json(await restores.preview(body.relative_path, body.fingerprint));
+    const { relative_path, ...choice } = await readJson(c, RestoreBody);
+    return c.json(await restores.preview(relative_path, choice));
   });
   app.post('/restore', adminOnly('restore'), async (c) => {
-    const body = await readJson(c, RestoreBody);
-    return c.json(await restores.restore(body.relative_path, body.fingerprint));
+    const { relative_path, ...choice } = await readJson(c, RestoreBody);
+    return c.json(await restores.restore(relative_path, choice));
   });
   return app;
 }
