@@ -194,6 +194,42 @@ export const HOSTILE_QUERY_VALUES: readonly string[] = [
   '\u00ff',
 ];
 
+/** `Range` headers for downloads: reversed, beyond 2**64, suffixes, lists, other units. */
+export const HOSTILE_RANGES: readonly string[] = [
+  'bytes=-1',
+  'bytes=0-',
+  'bytes=5-2',
+  'bytes=0-18446744073709551616',
+  'bytes=99999999999999999999-',
+  'bytes=-99999999999999999999',
+  'bytes=0-0,1-1',
+  'bytes=',
+  'bytes=-0',
+  'bytes=1e308-',
+  'bytes=0x10-',
+  'items=0-1',
+  'bytes=%00-1',
+];
+
+/** Other request headers a route may read (host, origin, proxies, encodings, ids). */
+export const HOSTILE_HEADERS: readonly Record<string, string>[] = [
+  { host: '%00' },
+  { host: 'x'.repeat(3000) },
+  { host: '[::1' },
+  { host: 'a b:-1' },
+  { origin: 'null' },
+  { origin: 'http://[' },
+  { origin: `http://${'x'.repeat(3000)}` },
+  { 'sec-fetch-site': 'cross-site' },
+  { 'x-forwarded-for': '%00, not-an-address, ::ffff:' },
+  { 'x-forwarded-for': 'x'.repeat(3000) },
+  { 'x-forwarded-proto': 'https,,,\u00ff' },
+  { 'accept-encoding': 'gzip;q=%00, *;q=-1' },
+  { 'if-none-match': 'x'.repeat(3000) },
+  { range: 'bytes=5-2' },
+  { expect: '100-continue' },
+];
+
 /** JSON values as raw JSON text (so numbers beyond double precision go out as written). */
 export const HOSTILE_JSON: readonly string[] = [
   'null',

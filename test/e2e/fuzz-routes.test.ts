@@ -27,7 +27,9 @@ import {
   discoverRoutes,
   type FuzzReply,
   type FuzzRequest,
+  HOSTILE_HEADERS,
   HOSTILE_QUERY_VALUES,
+  HOSTILE_RANGES,
   HOSTILE_SEGMENTS,
   hostileBodies,
   MUST_SEGMENTS,
@@ -48,6 +50,9 @@ const BATCH = 1000;
  * a walk of the scan root): fuzzed with fewer variants to keep the test within seconds.
  */
 const SLOW_ROUTES = /\/(login|change-password|verify|save-job|exclude|decision)$|^\/api\/users/;
+
+/** Routes that send snapshot bytes (and read `Range`). */
+const DOWNLOADS = /^GET \/(api\/snapshots|backup\/recovery)\/.*\/(:filename|latest|by-fingerprint|archive)$/;
 
 type Depth = 'full' | 'medium' | 'light';
 interface Credential {
@@ -164,13 +169,14 @@ function requestsFor(
     query?: string;
     body?: Body | null;
     method?: string;
+    headers?: Record<string, string>;
   }) => {
     const query = over.query ?? baseQuery;
     const body = over.body === null ? undefined : (over.body ?? baseBody);
     return {
       method: over.method ?? route.method,
       path: `${pathWith(route, { ...validValues, ...over.values })}${query !== undefined ? `?${query}` : ''}`,
-      headers: cred.headers(rng),
+      headers: { ...cred.headers(rng), ...over.headers },
       ...(body ? { body } : {}),
       as: cred.name,
     } satisfies FuzzRequest;
@@ -206,8 +212,13 @@ function requestsFor(
     for (const body of hostileBodies(rng, base, counts.bodies)) out.push(make({ body }));
     out.push(make({ body: null }));
   }
-  if (counts.methods)
+  if (counts.methods) {
     for (const method of ['PATCH', 'OPTIONS', 'HEAD']) out.push(make({ method, body: null }));
+    for (const headers of rng.sample(HOSTILE_HEADERS, 3)) out.push(make({ headers }));
+    if (DOWNLOADS.test(`${route.method} ${route.path}`)) {
+      for (const range of HOSTILE_RANGES) out.push(make({ headers: { range } }));
+    }
+  }
   return out;
 }
 
