@@ -1,5 +1,6 @@
 export { automationTokens, sessions, settings, users } from '../../core/db/core-tables.pg.ts';
 export {
+  drills,
   instances,
   restoreRequests,
   snapshots,

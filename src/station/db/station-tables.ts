@@ -106,3 +106,21 @@ export const restoreRequests = pgTable(
   },
   (t) => [index('restore_requests_target_idx').on(t.targetScoutId, t.targetInstanceId, t.createdAt)],
 );
+
+/** The last restore drill each Scout job reported (POST /backup/drills/…). */
+export const drills = pgTable(
+  'drills',
+  {
+    scoutId: text('scout_id').notNull(),
+    scoutInstanceId: text('scout_instance_id').notNull(),
+    jobName: text('job_name').notNull(),
+    filename: text('filename').notNull(),
+    status: text('status').notNull(),
+    files: bigint('files', { mode: 'number' }).notNull(),
+    bytes: bigint('bytes', { mode: 'number' }).notNull(),
+    error: text('error'),
+    finishedAt: bigint('finished_at', { mode: 'number' }).notNull(),
+    recordedAt: bigint('recorded_at', { mode: 'number' }).notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.scoutId, t.scoutInstanceId, t.jobName] })],
+);
