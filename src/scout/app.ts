@@ -2,6 +2,7 @@ import type { ScoutConfig } from '../core/config.ts';
 import { createCore } from '../core/core.ts';
 import { createCoreApp } from '../core/http/core-app.ts';
 import { integrationRoutes } from '../core/http/routes/integrations.ts';
+import { metricsRoutes } from '../core/http/routes/metrics.ts';
 import { uploadPauseRoutes } from '../core/http/routes/upload-pause.ts';
 import { webUiRoutes } from '../core/http/web/web-ui.ts';
 import type { RunningRole } from '../core/server.ts';
@@ -12,6 +13,7 @@ import { recoveryRoutes } from './routes/recovery.ts';
 import { restoreRequestRoutes } from './routes/restore-requests.ts';
 import { statusRoutes } from './routes/status.ts';
 import { createJobAdmin } from './services/job-admin.ts';
+import { createScoutMetrics } from './services/scout-metrics.ts';
 import { createScoutServices } from './services.ts';
 
 export async function startScout(config: ScoutConfig): Promise<RunningRole> {
@@ -24,6 +26,7 @@ export async function startScout(config: ScoutConfig): Promise<RunningRole> {
     const app = createCoreApp(core, { allowedHosts: config.allowedHosts, trustProxy: config.trustProxy });
     app.route('/api', integrationRoutes(scout.integrations));
     app.route('/', statusRoutes(scout));
+    app.route('/', metricsRoutes(createScoutMetrics({ states: scout.states, runner: scout.runner })));
     app.route('/api/uploads', uploadPauseRoutes(scout.uploads));
     app.route(
       '/api/directories',

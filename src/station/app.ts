@@ -2,6 +2,7 @@ import type { StationConfig } from '../core/config.ts';
 import { createCore } from '../core/core.ts';
 import { createCoreApp } from '../core/http/core-app.ts';
 import { integrationRoutes } from '../core/http/routes/integrations.ts';
+import { metricsRoutes } from '../core/http/routes/metrics.ts';
 import { uploadPauseRoutes } from '../core/http/routes/upload-pause.ts';
 import { webUiRoutes } from '../core/http/web/web-ui.ts';
 import { logger } from '../core/log.ts';
@@ -14,6 +15,7 @@ import { settingsRoutes } from './routes/settings.ts';
 import { snapshotRoutes } from './routes/snapshots.ts';
 import { uploadRoutes } from './routes/uploads.ts';
 import { reconcile } from './services/reconcile.ts';
+import { createStationMetrics } from './services/station-metrics.ts';
 import { ensureFolders } from './services/storage-health.ts';
 import { createStationServices } from './services.ts';
 
@@ -44,6 +46,13 @@ export async function startStation(config: StationConfig): Promise<RunningRole> 
     });
     app.route('/api', integrationRoutes(station.integrations));
     app.route('/', healthRoutes(station));
+    const metrics = createStationMetrics({
+      db: storage.stationDb,
+      backupRoot: config.backupRoot,
+      lastVerification: () => station.verifier.last(),
+    });
+    app.route('/', metricsRoutes(metrics));
+    app.use('/backup/uploads/:uploadId/finalize', metrics.countFinalize);
     app.route('/api', settingsRoutes(station));
     app.route('/api', snapshotRoutes(station));
     app.route('/api/admin/uploads', uploadPauseRoutes(station.acceptance));

@@ -3,7 +3,7 @@ import { logger } from '../../core/log.ts';
 
 const log = logger.child({ mod: 'scout/runner' });
 
-export type OperationKind = 'cycle' | 'force_send' | 'restore';
+export type OperationKind = 'cycle' | 'force_send' | 'restore' | 'drill';
 
 export interface Operation {
   kind: OperationKind;
@@ -14,10 +14,14 @@ export interface Operation {
   started_at: string;
 }
 
+/** Told of every progress update of an operation, before it applies (`op` still shows the old values). */
+export type ProgressObserver = (op: Readonly<Operation>, patch: OperationPatch) => void;
+type OperationPatch = Partial<Pick<Operation, 'job_name' | 'phase' | 'bytes_done' | 'bytes_total'>>;
+
 export interface OperationContext {
   signal: AbortSignal;
   /** Updates what status shows of the running operation. */
-  progress(patch: Partial<Pick<Operation, 'job_name' | 'phase' | 'bytes_done' | 'bytes_total'>>): void;
+  progress(patch: OperationPatch): void;
 }
 
 /** One operation at a time per Scout (a cycle, a forced upload or a restore); each can be cancelled. */
@@ -25,12 +29,17 @@ export function createRunner() {
   let operation: Operation | null = null;
   let controller: AbortController | null = null;
   let running: Promise<void> | null = null;
+  const observers: ProgressObserver[] = [];
 
   return {
     current: () => operation,
     state: (): 'idle' | 'running' | 'cancelling' =>
       operation === null ? 'idle' : controller?.signal.aborted ? 'cancelling' : 'running',
     busy: () => operation !== null,
+    /** Adds an observer of progress updates (metrics count bytes with it). */
+    observeProgress: (observer: ProgressObserver) => {
+      observers.push(observer);
+    },
 
     /** Starts `work` in the background unless something runs; does not wait for it. */
     start(kind: OperationKind, jobName: string | null, work: (ctx: OperationContext) => Promise<void>) {
@@ -47,7 +56,10 @@ export function createRunner() {
       operation = op;
       const ctx: OperationContext = {
         signal: controller.signal,
-        progress: (patch) => Object.assign(op, patch),
+        progress: (patch) => {
+          for (const observe of observers) observe(op, patch);
+          Object.assign(op, patch);
+        },
       };
       running = (async () => {
         try {

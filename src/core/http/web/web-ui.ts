@@ -26,9 +26,10 @@ const CONTENT_TYPES: Record<string, string> = {
   map: 'application/json',
 };
 
-/** Paths that belong to the APIs: an unknown one stays a JSON 404, never the app. */
-const API_PREFIXES = ['/api/', '/backup/'];
-const isApiPath = (path: string) => path === '/api' || API_PREFIXES.some((prefix) => path.startsWith(prefix));
+/** Paths that belong to the APIs (and `/metrics`): an unknown one stays a JSON 404, never the app. */
+const API_PREFIXES = ['/api/', '/backup/', '/metrics/'];
+const isApiPath = (path: string) =>
+  path === '/api' || path === '/metrics' || API_PREFIXES.some((prefix) => path.startsWith(prefix));
 
 const NOT_BUILT_HTML =
   '<!doctype html><title>backupd</title><p>The web UI has not been built. Run <code>npm run build</code> and restart.</p>';

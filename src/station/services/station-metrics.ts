@@ -1,0 +1,144 @@
+import { statfs } from 'node:fs/promises';
+import { eq, sql } from 'drizzle-orm';
+import type { MiddlewareHandler } from 'hono';
+import { Counter, Gauge } from 'prom-client';
+import { AppError } from '../../core/errors.ts';
+import type { AppEnv } from '../../core/http/app-env.ts';
+import { createMetricsRegistry, type RoleMetrics } from '../../core/http/routes/metrics.ts';
+import { logger } from '../../core/log.ts';
+import type { StationDb } from '../db/open.ts';
+import { snapshots } from '../db/station-tables.ts';
+import type { VerificationResult } from './verify.ts';
+
+const log = logger.child({ mod: 'station/metrics' });
+
+const JOB_LABELS = ['scout_id', 'scout_instance_id', 'job_name'] as const;
+export const UPLOAD_RESULTS = ['stored', 'checksum_mismatch', 'other'] as const;
+type UploadResult = (typeof UPLOAD_RESULTS)[number];
+
+/** One job's row: [scout_id, scout_instance_id, job_name, count, bytes, newest snapshot's time in ms]. */
+type JobRow = [string, string, string, number, number, number];
+
+/**
+ * Counts, bytes and the newest snapshot's own time per job (its arrival for a row that has
+ * none yet), aggregated inside the database to one JSON value
+ * (PGlite decodes rows slowly; the index can hold many thousands of snapshots).
+ */
+async function perJob(db: StationDb): Promise<JobRow[]> {
+  const s = snapshots;
+  const jobs = db
+    .select({
+      scoutId: s.scoutId,
+      instanceId: s.scoutInstanceId,
+      jobName: s.jobName,
+      count: sql<number>`count(*)`.as('snapshot_count'),
+      bytes: sql<number>`sum(${s.sizeBytes})`.as('snapshot_bytes'),
+      newest: sql<number>`coalesce(max(nullif(${s.takenAt}, 0)), max(${s.storedAt}))`.as('newest_at'),
+    })
+    .from(s)
+    .where(eq(s.missing, false))
+    .groupBy(s.scoutId, s.scoutInstanceId, s.jobName)
+    .as('jobs');
+  const [row] = await db
+    .select({
+      rows: sql<string>`coalesce(json_agg(json_build_array(${jobs.scoutId}, ${jobs.instanceId},
+        ${jobs.jobName}, ${jobs.count}, ${jobs.bytes}, ${jobs.newest})), '[]')::text`,
+    })
+    .from(jobs);
+  return JSON.parse(row?.rows ?? '[]') as JobRow[];
+}
+
+async function freeBytes(backupRoot: string): Promise<number | null> {
+  try {
+    const fs = await statfs(backupRoot);
+    return fs.bavail * fs.bsize;
+  } catch (err) {
+    log.warn({ err }, 'metrics: cannot read the free space of BACKUP_ROOT');
+    return null;
+  }
+}
+
+/** Which outcome a finalize request had, from its answer (or the error it ended with). */
+function finalizeResult(status: number, error: unknown): UploadResult {
+  if (status >= 200 && status < 300) return 'stored';
+  const detail = error instanceof AppError ? error.detail : null;
+  if (typeof detail === 'object' && detail?.status === 'checksum_mismatch') return 'checksum_mismatch';
+  return 'other';
+}
+
+/**
+ * The Station's metrics. The snapshot gauges and `backupd_verify_failures` are read from the
+ * database at every scrape, so every Station on one database reports the same.
+ * `backupd_uploads_total` counts this process's finalize outcomes (a counter per instance,
+ * as Prometheus expects of each scraped target).
+ */
+export function createStationMetrics(deps: {
+  db: StationDb;
+  backupRoot: string;
+  lastVerification: () => Promise<VerificationResult>;
+}): RoleMetrics & { countFinalize: MiddlewareHandler<AppEnv> } {
+  const registry = createMetricsRegistry();
+  const registers = [registry];
+  const count = new Gauge({
+    name: 'backupd_snapshots',
+    help: 'Snapshots stored for the job (missing files not counted).',
+    labelNames: JOB_LABELS,
+    registers,
+  });
+  const bytes = new Gauge({
+    name: 'backupd_snapshot_bytes',
+    help: "Bytes of the job's stored snapshots.",
+    labelNames: JOB_LABELS,
+    registers,
+  });
+  const newest = new Gauge({
+    name: 'backupd_last_snapshot_timestamp_seconds',
+    help: "The time of the job's newest snapshot, its own timestamp (Unix time, seconds).",
+    labelNames: JOB_LABELS,
+    registers,
+  });
+  const free = new Gauge({
+    name: 'backupd_storage_free_bytes',
+    help: 'Free bytes on the disk of BACKUP_ROOT (for this Station process).',
+    registers,
+  });
+  const verifyFailures = new Gauge({
+    name: 'backupd_verify_failures',
+    help: 'Problems the last snapshot verification found (0 before the first one).',
+    registers,
+  });
+  const uploads = new Counter({
+    name: 'backupd_uploads_total',
+    help: 'Finalize requests this Station process answered, by result: stored, checksum_mismatch, other.',
+    labelNames: ['result'] as const,
+    registers,
+  });
+  for (const result of UPLOAD_RESULTS) uploads.inc({ result }, 0);
+
+  return {
+    registry,
+
+    async refresh() {
+      const [jobs, space, verification] = await Promise.all([
+        perJob(deps.db),
+        freeBytes(deps.backupRoot),
+        deps.lastVerification(),
+      ]);
+      for (const gauge of [count, bytes, newest]) gauge.reset();
+      for (const [scoutId, instanceId, jobName, n, total, newestAt] of jobs) {
+        const labels = { scout_id: scoutId, scout_instance_id: instanceId, job_name: jobName };
+        count.set(labels, Number(n));
+        bytes.set(labels, Number(total));
+        newest.set(labels, Number(newestAt) / 1000);
+      }
+      free.reset();
+      if (space !== null) free.set(space);
+      verifyFailures.set(verification.failures.length);
+    },
+
+    countFinalize: async function countFinalize(c, next) {
+      await next();
+      if (c.req.method === 'POST') uploads.inc({ result: finalizeResult(c.res.status, c.error) });
+    },
+  };
+}
