@@ -1,33 +1,48 @@
 /**
  * Builds dist/backupd.mjs: one esbuild bundle of src/main.ts with the SQL migrations
  * and the web apps (scripts/build-web.ts) embedded, the build commit stamped, and PGlite's
- * wasm and data files copied beside it; then dist/backupd, the single executable
- * (scripts/build-sea.ts). `--no-sea` skips the executable (faster while editing the UI).
+ * wasm and data files copied beside it; then the single executables dist/backupd (linux-x64)
+ * and dist/backupd-linux-arm64 (scripts/build-sea.ts, scripts/node-binary.ts) and their
+ * Debian packages dist/backupd_<version>_{amd64,arm64}.deb (scripts/build-deb.ts).
+ * `--no-sea` skips the executables and packages (faster while editing the UI; the Docker image).
  */
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { chmodSync, copyFileSync, mkdirSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { dirname, join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build, type Plugin } from 'esbuild';
-import { buildSingleExecutable, PGLITE_ASSETS } from './build-sea.ts';
+import { buildDebianPackage, DEBIAN_ARCH } from './build-deb.ts';
+import { buildSingleExecutables, PGLITE_ASSETS } from './build-sea.ts';
 import { buildWeb, describeWebBuild, WEB_ROLES } from './build-web.ts';
+import { type Cpu, nodeBinaryFor, shippedNodeVersion } from './node-binary.ts';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const dist = join(root, 'dist');
 const require = createRequire(import.meta.url);
 
-function gitCommit(): string {
+function git(args: string[]): string | null {
   try {
-    return execFileSync('git', ['rev-parse', '--short=12', 'HEAD'], {
+    return execFileSync('git', args, {
       cwd: root,
       encoding: 'utf8',
       stdio: ['ignore', 'pipe', 'ignore'],
     }).trim();
   } catch {
-    return 'unknown';
+    return null;
   }
 }
+
+const gitCommit = (): string => git(['rev-parse', '--short=12', 'HEAD']) ?? 'unknown';
+/** The build commit's date (RFC 2822, as Debian's changelog wants it). */
+const gitDate = (): string =>
+  git(['log', '-1', '--format=%cD']) ?? new Date().toUTCString().replace(/GMT$/, '+0000');
+
+/** The single executables, one per CPU; each has a Debian package. */
+const EXECUTABLES: { cpu: Cpu; file: string }[] = [
+  { cpu: 'x64', file: 'backupd' },
+  { cpu: 'arm64', file: 'backupd-linux-arm64' },
+];
 
 /** Replaces the disk reader of migrations with a module that holds their text. */
 const embedMigrations: Plugin = {
@@ -140,19 +155,56 @@ const pgliteDist = dirname(require.resolve('@electric-sql/pglite'));
 for (const file of PGLITE_ASSETS) copyFileSync(join(pgliteDist, file), join(dist, file));
 console.log(`built dist/backupd.mjs in ${Math.round(performance.now() - started)} ms`);
 
-if (skipSea) {
-  console.log('skipped dist/backupd (--no-sea)');
-} else if (process.platform !== 'linux' || process.arch !== 'x64') {
-  console.log(
-    `skipped dist/backupd: the single executable is built for linux-x64, this is ${process.platform}-${process.arch}`,
-  );
+const mib = (file: string) => `${(statSync(file).size / 1024 / 1024).toFixed(1)} MiB`;
+/** Why the executables cannot be built here, or null. In CI that is a failure, not a skip. */
+function seaSkipReason(): string | null {
+  if (skipSea) return '--no-sea';
+  if (process.platform !== 'linux')
+    return `the single executables are built on Linux, this is ${process.platform}`;
+  const shipped = shippedNodeVersion(root);
+  if (process.versions.node !== shipped) {
+    return `they ship node ${shipped} and this build runs on node ${process.versions.node}: use \`npm run build\``;
+  }
+  return null;
+}
+
+const seaSkipped = seaSkipReason();
+if (seaSkipped) {
+  if (process.env.CI === 'true' && !skipSea)
+    throw new Error(`cannot build the single executables: ${seaSkipped}`);
+  console.log(`skipped the single executables and packages (${seaSkipped})`);
 } else {
   const seaStarted = performance.now();
-  const executable = await buildSingleExecutable({
-    dist,
-    pgliteDist,
-    bundle: (outfile) => bundle('cjs', outfile),
-  });
-  const mib = (statSync(executable).size / 1024 / 1024).toFixed(1);
-  console.log(`built dist/backupd (${mib} MiB) in ${Math.round(performance.now() - seaStarted)} ms`);
+  const targets = EXECUTABLES.map(({ cpu, file }) => ({
+    nodeBinary: nodeBinaryFor(cpu, root),
+    output: join(dist, file),
+  }));
+  await buildSingleExecutables({ dist, pgliteDist, bundle: (outfile) => bundle('cjs', outfile), targets });
+  const built = targets.map(({ output }) => `dist/${basename(output)} (${mib(output)})`).join(', ');
+  console.log(`built ${built} in ${Math.round(performance.now() - seaStarted)} ms`);
+
+  if (spawnSync('dpkg-deb', ['--version'], { stdio: 'ignore' }).error) {
+    if (process.env.CI === 'true')
+      throw new Error('cannot build the Debian packages: dpkg-deb is not installed');
+    console.log('skipped the Debian packages (dpkg-deb is not installed)');
+    process.exit(0);
+  }
+  const debStarted = performance.now();
+  const version = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')).version;
+  const [commit, date] = [gitCommit(), gitDate()];
+  const packages = await Promise.all(
+    EXECUTABLES.map(({ cpu, file }) =>
+      buildDebianPackage({
+        root,
+        dist,
+        arch: DEBIAN_ARCH[cpu],
+        executable: join(dist, file),
+        version,
+        commit,
+        date,
+      }),
+    ),
+  );
+  const debs = packages.map((deb) => `dist/${basename(deb)} (${mib(deb)})`).join(', ');
+  console.log(`built ${debs} in ${Math.round(performance.now() - debStarted)} ms`);
 }

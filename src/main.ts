@@ -8,9 +8,9 @@ import type { ServeFlags } from './core/config.ts';
 const program = new Command('backupd')
   .description('Self-hosted, end-to-end encrypted backups: a Station stores snapshots, Scouts make them.')
   .version(
-    `backupd ${buildInfo.version} (${buildInfo.commit})`,
+    `backupd ${buildInfo.version} (${buildInfo.commit}) ${process.platform}-${process.arch}`,
     '-V, --version',
-    'print the version and build commit',
+    'print the version, build commit and platform',
   );
 
 function serveCommand(role: 'station' | 'scout', defaultPort: number) {

@@ -54,10 +54,10 @@ describe('dist/backupd, the single executable', { skip }, () => {
     rmSync(work, { recursive: true, force: true });
   });
 
-  test('runs without node: --version names the version and the commit', async () => {
+  test('runs without node: --version names the version, the commit and the platform', async () => {
     const result = await runBackupd(['--version'], { executable, env, cwd: work });
     assert.equal(result.code, 0, result.stderr);
-    assert.match(result.stdout, /^backupd \d+\.\d+\.\d+ \([0-9a-f]{7,}\)$/m);
+    assert.match(result.stdout, /^backupd \d+\.\d+\.\d+ \([0-9a-f]{7,}\) linux-x64$/m);
   });
 
   test('a Station on the embedded database and a Scout make a backup; scout restore brings it back', async () => {
