@@ -1,10 +1,12 @@
-# backupd: one image for both roles. Build steps are exactly the commands CI runs.
+# backupd: one image for both roles, for the platform it is built on (linux/amd64 or
+# linux/arm64: `docker buildx build --platform linux/arm64 .`). The image runs the bundle on
+# the image's own node, so the build skips the single executables and Debian packages.
 FROM node:24-bookworm-slim AS build
 WORKDIR /src
 COPY package.json package-lock.json ./
 RUN npm ci
 COPY . .
-RUN npm run build
+RUN npm run build -- --no-sea
 
 FROM node:24-bookworm-slim
 RUN useradd --system --uid 10001 --create-home --home-dir /home/backupd backupd \
