@@ -8,6 +8,7 @@ import { webUiRoutes } from '../core/http/web/web-ui.ts';
 import type { RunningRole } from '../core/server.ts';
 import { openScoutStorage } from './db/open.ts';
 import { directoryRoutes } from './routes/directories.ts';
+import { drillRoutes } from './routes/drills.ts';
 import { encryptionKeyRoutes } from './routes/encryption-key.ts';
 import { recoveryRoutes } from './routes/recovery.ts';
 import { restoreRequestRoutes } from './routes/restore-requests.ts';
@@ -34,15 +35,19 @@ export async function startScout(config: ScoutConfig): Promise<RunningRole> {
     );
     app.route('/api/encryption-key', encryptionKeyRoutes(scout));
     app.route('/api/recovery', recoveryRoutes(scout.restores));
+    app.route('/api/drills', drillRoutes(scout.drills));
     app.route('/', restoreRequestRoutes(scout.decisions));
     app.route('/', webUiRoutes('scout'));
     await scout.states.markInterrupted();
     void scout.catalog.refresh();
-    scout.scheduler.apply((await scout.settings.read()).cron_schedule);
+    const settings = await scout.settings.read();
+    scout.scheduler.apply(settings.cron_schedule);
+    scout.drills.apply(settings.drill_schedule);
     return {
       app,
       async close() {
         scout.scheduler.stop();
+        scout.drills.stop();
         await scout.runner.stop();
         await storage.close();
       },

@@ -3,6 +3,7 @@ import type { Core } from '../core/core.ts';
 import { createIntegrations } from '../core/integrations.ts';
 import { createUploadAcceptance } from '../core/settings/upload-acceptance.ts';
 import type { ScoutStorage } from './db/open.ts';
+import { createDrills } from './drill/drills.ts';
 import { createKeyStore } from './keys/key-store.ts';
 import { createRequestDecisions } from './restore/request-decisions.ts';
 import { createRestores } from './restore/restore-service.ts';
@@ -59,6 +60,15 @@ export function createScoutServices(config: ScoutConfig, core: Core, storage: Sc
       instanceId,
       catalog,
       runner,
+      notifier: integrations.notifier,
+    }),
+    drills: createDrills({
+      settings,
+      keys,
+      instanceId,
+      catalog,
+      runner,
+      states,
       notifier: integrations.notifier,
     }),
     decisions: createRequestDecisions({

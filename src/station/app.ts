@@ -9,6 +9,7 @@ import { logger } from '../core/log.ts';
 import type { RunningRole } from '../core/server.ts';
 import { openStationStorage } from './db/open.ts';
 import { credentialRoutes } from './routes/credentials.ts';
+import { drillRoutes } from './routes/drills.ts';
 import { healthRoutes } from './routes/health.ts';
 import { recoveryRoutes } from './routes/recovery.ts';
 import { settingsRoutes } from './routes/settings.ts';
@@ -59,6 +60,7 @@ export async function startStation(config: StationConfig): Promise<RunningRole> 
     app.route('/api/credentials', credentialRoutes(station));
     app.route('/backup/uploads', uploadRoutes(station));
     app.route('/backup/recovery', recoveryRoutes(station));
+    app.route('/backup/drills', drillRoutes(station));
     app.route('/', webUiRoutes('station'));
     const sweeper = setInterval(() => {
       station.uploadSessions.sweep().catch((err: unknown) => log.error({ err }, 'upload sweep failed'));

@@ -3,6 +3,7 @@ import type { Core } from '../core/core.ts';
 import { createIntegrations } from '../core/integrations.ts';
 import { createUploadAcceptance } from '../core/settings/upload-acceptance.ts';
 import type { StationStorage } from './db/open.ts';
+import { createDrills } from './services/drills.ts';
 import { createRecovery } from './services/recovery.ts';
 import { createRestoreRequests } from './services/restore-requests.ts';
 import { loadSigningKey } from './services/signing-key.ts';
@@ -36,6 +37,7 @@ export function createStationServices(config: StationConfig, core: Core, storage
     store,
     snapshots: createSnapshots({ index, store }),
     recovery: createRecovery({ tokens, index, store }),
+    drills: createDrills({ db, tokens, notifier: integrations.notifier }),
     restoreRequests: createRestoreRequests({ db, index, tokens, onCreated: events.restoreRequested }),
     integrations,
     verifier: createVerifier({ index, store, settings: core.settings, onDone: events.verificationDone }),

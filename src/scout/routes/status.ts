@@ -33,6 +33,7 @@ export function statusRoutes(scout: ScoutServices) {
     const input = await readJson(c, ScoutSettingsInput);
     const settings = await scout.settings.replace(input);
     scout.scheduler.apply(settings.cron_schedule);
+    scout.drills.apply(settings.drill_schedule);
     return c.json({ settings });
   });
 

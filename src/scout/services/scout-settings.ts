@@ -7,6 +7,8 @@ import { httpUrlField } from '../../shared/http-url.ts';
 import { isNamespaceComponent, NAMESPACE_RULE } from '../../shared/namespace.ts';
 
 export const DEFAULT_CRON_SCHEDULE = '0 * * * *';
+/** Restore drills: Sundays at 04:00. */
+export const DEFAULT_DRILL_SCHEDULE = '0 4 * * 0';
 
 const stationUrl = httpUrlField('station_url must be an http:// or https:// address');
 
@@ -20,6 +22,14 @@ export const ScoutSettingsInput = z.strictObject({
     .trim()
     .refine((value) => validCron(value), 'cron_schedule is not a valid cron expression (e.g. "0 * * * *")')
     .optional(),
+  drill_schedule: z
+    .string()
+    .trim()
+    .refine(
+      (value) => value === '' || validCron(value),
+      'drill_schedule is not a valid cron expression (e.g. "0 4 * * 0"); an empty string turns drills off',
+    )
+    .optional(),
 });
 
 export interface ScoutSettings {
@@ -27,6 +37,8 @@ export interface ScoutSettings {
   scout_id: string;
   scout_credential: string | null;
   cron_schedule: string;
+  /** When restore drills run; empty: never. */
+  drill_schedule: string;
 }
 
 const SECTION = 'scout';
@@ -71,16 +83,27 @@ export function createScoutSettings(store: SettingsStore, config: ScoutConfig) {
     scout_id: defaultScoutId(),
     scout_credential: null,
     cron_schedule: DEFAULT_CRON_SCHEDULE,
+    drill_schedule: DEFAULT_DRILL_SCHEDULE,
   };
   const base = { ...defaults, ...fromEnvironment(config.env) } as ScoutSettings;
   return {
     async read(): Promise<ScoutSettings> {
       const saved = ScoutSettingsInput.safeParse(await store.read(SECTION));
-      return { ...base, ...(saved.success ? clean(saved.data) : {}) } as ScoutSettings;
+      const drills = saved.success ? saved.data.drill_schedule : undefined;
+      // An empty drill_schedule is a choice (never), not a missing value.
+      return {
+        ...base,
+        ...(saved.success ? clean(saved.data) : {}),
+        ...(drills !== undefined ? { drill_schedule: drills } : {}),
+      } as ScoutSettings;
     },
     /** Replaces the saved settings with `input`; returns the normalised effective settings. */
     async replace(input: z.infer<typeof ScoutSettingsInput>): Promise<ScoutSettings> {
-      await store.write(SECTION, clean(input));
+      const drills = input.drill_schedule;
+      await store.write(SECTION, {
+        ...clean(input),
+        ...(drills !== undefined ? { drill_schedule: drills } : {}),
+      });
       return this.read();
     },
   };

@@ -3,6 +3,16 @@ import type { ScoutDb } from '../db/open.ts';
 import { jobStates } from '../db/scout-tables.ts';
 import type { StagedArchive } from '../upload/uploader.ts';
 
+/** A restore drill's outcome as the job's `state.last_drill` shows it (and the Station records). */
+export interface DrillOutcome {
+  filename: string;
+  status: 'ok' | 'failed';
+  files: number;
+  bytes: number;
+  error: string | null;
+  finished_at: string;
+}
+
 export type LastStatus = 'never_run' | 'running' | 'uploaded' | 'unchanged' | 'failed' | 'cancelled';
 type Row = typeof jobStates.$inferSelect;
 
@@ -17,6 +27,7 @@ export function stateView(row: Row | undefined) {
     last_success_at: iso(row?.lastSuccessAt ?? null),
     last_stored_as: row?.lastStoredAs ?? null,
     staged: Boolean(row?.staged),
+    last_drill: row?.lastDrill ? (JSON.parse(row.lastDrill) as DrillOutcome) : null,
   };
 }
 

@@ -37,7 +37,8 @@ export function settingsRoutes(station: StationServices) {
         uploads_paused: await station.acceptance.paused(),
       };
     }
-    if (section === undefined || section === 'snapshots') body.scouts = await station.snapshots.tree();
+    if (section === undefined || section === 'snapshots')
+      body.scouts = await station.drills.decorate(await station.snapshots.tree());
     return c.json(body);
   });
 

@@ -1,0 +1,78 @@
+import { PassThrough, type Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { createZstdDecompress } from 'node:zlib';
+import { createAgeDecrypt } from '../archive/age.ts';
+import { byteCounter } from '../archive/byte-counter.ts';
+import type { ScoutKey } from '../archive/x25519.ts';
+import { jobFingerprint, type WalkEntry } from '../jobs/walk.ts';
+import { safeRelative } from '../restore/restorer.ts';
+import { readTar, TarError } from '../restore/tar-reader.ts';
+
+export interface SnapshotReading {
+  /** The job fingerprint of the entries read (the same encoding the backup uses). */
+  fingerprint: string;
+  /** Regular files read. */
+  files: number;
+  /** Bytes of file data read. */
+  bytes: number;
+}
+
+/**
+ * Reads a snapshot (age → zstd → tar) to its very end and writes nothing: every entry's data
+ * is read, so age's authentication of the whole stream and zstd's checksums all run. Memory
+ * stays bounded by the stream chunks.
+ */
+export async function readSnapshot(options: {
+  source: Readable;
+  keys: ScoutKey[];
+  signal?: AbortSignal;
+  /** Encrypted bytes read so far (a download's progress). */
+  onSourceBytes?: (bytes: number) => void;
+}): Promise<SnapshotReading> {
+  const tarStream = new PassThrough({ highWaterMark: 1024 * 1024 });
+  const counter = byteCounter((bytes) => options.onSourceBytes?.(bytes));
+  const plumbing = pipeline(
+    options.source,
+    counter,
+    createAgeDecrypt(options.keys),
+    createZstdDecompress({ chunkSize: 1024 * 1024 }),
+    tarStream,
+  ).catch((error: unknown) => {
+    tarStream.destroy(error as Error);
+    return error;
+  });
+  const entries: WalkEntry[] = [];
+  let files = 0;
+  let bytes = 0;
+  try {
+    await readTar(tarStream, async (entry, data) => {
+      options.signal?.throwIfAborted();
+      const path = safeRelative(entry.path);
+      for await (const chunk of data) {
+        options.signal?.throwIfAborted();
+        if (entry.type === '0') bytes += chunk.length;
+      }
+      if (path === '') return;
+      const base = { path, mode: entry.mode & 0o7777, mtimeMs: entry.mtimeMs };
+      if (entry.type === '5') entries.push({ ...base, type: 'dir', size: 0 });
+      else if (entry.type === '2') entries.push({ ...base, type: 'symlink', size: 0 });
+      else if (entry.type === '0') {
+        files += 1;
+        entries.push({ ...base, type: 'file', size: entry.size });
+      } else {
+        throw new TarError(
+          `entry "${path}" has type ${JSON.stringify(entry.type)}, which backupd never writes`,
+        );
+      }
+    });
+    // Past the end-of-archive blocks: read the rest so every check of the stream runs.
+    for await (const _ of tarStream) options.signal?.throwIfAborted();
+  } catch (error) {
+    options.source.destroy();
+    await plumbing;
+    throw error;
+  }
+  const failure = await plumbing;
+  if (failure) throw failure;
+  return { fingerprint: jobFingerprint(entries), files, bytes };
+}

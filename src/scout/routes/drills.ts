@@ -1,0 +1,22 @@
+import { Hono } from 'hono';
+import { z } from 'zod';
+import { signedIn } from '../../core/http/access.ts';
+import type { AppEnv } from '../../core/http/app-env.ts';
+import { readJson } from '../../core/http/json-body.ts';
+import type { Drills } from '../drill/drills.ts';
+
+const RunBody = z.strictObject({
+  relative_path: z
+    .string({ error: 'relative_path must be the job folder, relative to SCAN_ROOT' })
+    .optional(),
+});
+
+/** Restore drills on demand: one job (`relative_path`) or every job. */
+export function drillRoutes(drills: Drills) {
+  const app = new Hono<AppEnv>();
+  app.post('/run', signedIn('restore'), async (c) => {
+    const body = await readJson(c, RunBody);
+    return c.json({ status: await drills.start(body.relative_path) });
+  });
+  return app;
+}
