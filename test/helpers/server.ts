@@ -72,7 +72,8 @@ async function waitForHealth(
   url: string,
   child: ChildProcess,
   output: () => string,
-  timeoutMs = 60_000,
+  // TEST_READY_TIMEOUT_MS: more time on a machine shared with other work (PGlite's initdb is CPU-bound).
+  timeoutMs = Number(process.env.TEST_READY_TIMEOUT_MS) || 60_000,
 ): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {

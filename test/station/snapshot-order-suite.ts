@@ -157,17 +157,6 @@ export function snapshotOrderSuite(label: string, start: StartStation): void {
       assert.match(lines[0] ?? '', /^2026-10-01T08:30:00Z\s+\d+ B\s+b2b2b2b2\s+docs__/);
       assert.match(listedRun.stderr, /--file FILENAME/);
 
-      const empty = await runBackupd([
-        ...args.slice(0, 4),
-        'photos',
-        ...args.slice(5),
-        '--token',
-        token,
-        ...ids,
-      ]);
-      assert.equal(empty.code, 0, empty.stderr);
-      assert.match(empty.stdout, /no snapshots of photos/);
-
       const refused = await runBackupd([...args, '--token', await mint(), ...ids]);
       assert.notEqual(refused.code, 0, refused.stdout);
       assert.match(refused.stderr, /may not recover/);

@@ -32,6 +32,12 @@ export interface ListedSnapshot {
 export function restoreFailure(error: unknown): unknown {
   if (error instanceof StationError) {
     if (error.status === 404) return notFound(`the Station has no such snapshot (${String(error.message)})`);
+    if (error.status === 403) {
+      return new AppError(
+        502,
+        `the Station refused this Scout's token for its own instance (${String(error.message)}); mint a Station token for this instance (or a recovery token) and save it as scout_credential`,
+      );
+    }
     return new AppError(502, describeStationError(error));
   }
   if (error instanceof AgeError) {
