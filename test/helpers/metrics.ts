@@ -32,10 +32,11 @@ const SUFFIXES: Record<string, string[]> = {
   summary: ['', '_sum', '_count'],
 };
 
+/** A sample value as Prometheus reads it (Go's ParseFloat: Inf and NaN in any case). */
 function parseValue(text: string, line: string): number {
-  if (text === '+Inf') return Number.POSITIVE_INFINITY;
-  if (text === '-Inf') return Number.NEGATIVE_INFINITY;
-  if (text === 'NaN') return Number.NaN;
+  if (/^\+?inf(inity)?$/i.test(text)) return Number.POSITIVE_INFINITY;
+  if (/^-inf(inity)?$/i.test(text)) return Number.NEGATIVE_INFINITY;
+  if (/^nan$/i.test(text)) return Number.NaN; // prom-client writes `Nan` for an empty lag gauge
   assert.match(text, /^[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$/, `bad sample value in: ${line}`);
   return Number(text);
 }

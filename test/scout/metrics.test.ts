@@ -3,13 +3,18 @@
 // the Station refused (its uploads paused). The drill gauge exists without samples until
 // restore drills land.
 import assert from 'node:assert/strict';
-import { writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
+import { openScoutStorage } from '../../src/scout/db/open.ts';
+import { createRunner } from '../../src/scout/schedule/runner.ts';
+import { addedBytes, createScoutMetrics } from '../../src/scout/services/scout-metrics.ts';
+import { createJobStates } from '../../src/scout/state/job-states.ts';
 import { expectStatus } from '../helpers/assertions.ts';
 import { buildTree } from '../helpers/files.ts';
 import { Client, mintAutomationToken, userClient } from '../helpers/http.ts';
-import { sampleValue, scrape } from '../helpers/metrics.ts';
+import { parseMetrics, sampleValue, scrape } from '../helpers/metrics.ts';
 import { connectScout, jobState, runNow, startScout, startStation } from '../helpers/scout.ts';
 import type { TestServer } from '../helpers/server.ts';
 
@@ -131,5 +136,50 @@ describe('Scout metrics', () => {
     const archived = (m: typeof metrics) =>
       sampleValue(m, 'backupd_operation_bytes_total', { kind: 'cycle', phase: 'archiving' }) ?? 0;
     assert.equal(archived(metrics) - archived(before), DOCS_BYTES + 12, 'the changed job was read again');
+  });
+});
+
+describe('Scout metrics from job state (the Scout database in a temp dir)', () => {
+  const dataDir = mkdtempSync(join(tmpdir(), 'backupd-scout-metrics-'));
+  after(() => rmSync(dataDir, { recursive: true, force: true }));
+
+  test('the drill gauge follows the last drill: a success shows its time, a failure none', async () => {
+    const storage = await openScoutStorage(dataDir);
+    try {
+      const states = createJobStates(storage.scoutDb);
+      const metrics = createScoutMetrics({ states, runner: createRunner() });
+      const drill = (status: string, finished_at: string) =>
+        JSON.stringify({ filename: 'x.tar.zst', status, files: 1, bytes: 1, error: null, finished_at });
+      await states.update('docs', 'docs', { lastDrill: drill('ok', '2026-05-01T10:00:00.000Z') });
+      await states.update('mail', 'mail', { lastDrill: drill('failed', '2026-05-02T10:00:00.000Z') });
+      await states.update('pics', 'pics', { lastDrill: null });
+      await metrics.refresh();
+      const parsed = parseMetrics(await metrics.registry.metrics());
+      const name = 'backupd_job_last_drill_success_timestamp_seconds';
+      assert.equal(
+        sampleValue(parsed, name, { job_name: 'docs' }),
+        Date.parse('2026-05-01T10:00:00Z') / 1000,
+      );
+      assert.equal(parsed.get(name)?.samples.length, 1, 'no sample after a failed drill or none');
+      assert.equal(sampleValue(parsed, 'backupd_job_failed', { job_name: 'mail' }), 0);
+    } finally {
+      await storage.close();
+    }
+  });
+
+  test('operation bytes: a phase counts up from 0 per job; another phase or job starts again', () => {
+    const op = {
+      kind: 'cycle' as const,
+      job_name: 'docs',
+      phase: 'archiving',
+      bytes_done: 500,
+      bytes_total: 1000,
+      started_at: '',
+    };
+    assert.equal(addedBytes(op, { bytes_done: 800 }), 300);
+    assert.equal(addedBytes(op, { bytes_done: 200 }), 200, 'a lower value is a new count');
+    assert.equal(addedBytes(op, { phase: 'uploading', bytes_done: 0 }), 0);
+    assert.equal(addedBytes(op, { job_name: 'mail', phase: 'archiving', bytes_done: 40 }), 40);
+    assert.equal(addedBytes(op, { phase: 'restoring' }), 0);
   });
 });

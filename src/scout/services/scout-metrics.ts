@@ -19,6 +19,21 @@ export function addedBytes(
   return patch.bytes_done >= before ? patch.bytes_done - before : patch.bytes_done;
 }
 
+/** When the job's last drill finished if it succeeded (ms), from its stored outcome. */
+function drillSucceededAt(lastDrill: string | null): number | null {
+  if (!lastDrill) return null;
+  try {
+    const outcome = JSON.parse(lastDrill) as { status?: unknown; finished_at?: unknown };
+    const at =
+      outcome.status === 'ok' && typeof outcome.finished_at === 'string'
+        ? Date.parse(outcome.finished_at)
+        : NaN;
+    return Number.isFinite(at) ? at : null;
+  } catch {
+    return null;
+  }
+}
+
 /**
  * The Scout's metrics: job gauges read from the local job state at every scrape, and the bytes
  * its operations moved (read while archiving, sent while uploading, read while restoring)
@@ -33,10 +48,9 @@ export function createScoutMetrics(deps: { states: JobStates; runner: Runner }):
     labelNames: ['job_name'] as const,
     registers,
   });
-  // Stays without samples until restore drills land: nothing records a drill's outcome yet.
-  new Gauge({
+  const lastDrill = new Gauge({
     name: 'backupd_job_last_drill_success_timestamp_seconds',
-    help: "When a restore drill last proved the job's newest snapshot restorable (Unix time, seconds).",
+    help: "When the job's last restore drill finished, if it proved the snapshot restorable (Unix time, seconds; no sample after a failed drill or before the first).",
     labelNames: ['job_name'] as const,
     registers,
   });
@@ -62,10 +76,13 @@ export function createScoutMetrics(deps: { states: JobStates; runner: Runner }):
     async refresh() {
       const rows = await deps.states.all();
       lastSuccess.reset();
+      lastDrill.reset();
       failed.reset();
       for (const row of rows.values()) {
         const labels = { job_name: row.jobName };
         if (row.lastSuccessAt !== null) lastSuccess.set(labels, row.lastSuccessAt / 1000);
+        const drilled = drillSucceededAt(row.lastDrill);
+        if (drilled !== null) lastDrill.set(labels, drilled / 1000);
         failed.set(labels, row.lastStatus === 'failed' ? 1 : 0);
       }
     },
