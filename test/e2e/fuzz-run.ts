@@ -11,20 +11,22 @@ import { ROOT, type TestServer } from '../helpers/server.ts';
 import { archiveMeta } from '../helpers/uploads.ts';
 import {
   type Body,
-  describeRequest,
-  discoverRoutes,
-  type FuzzReply,
-  type FuzzRequest,
   HOSTILE_HEADERS,
   HOSTILE_QUERY_VALUES,
   HOSTILE_RANGES,
   HOSTILE_SEGMENTS,
   hostileBodies,
   MUST_SEGMENTS,
-  paramsOf,
   type Rng,
-  type RouteDef,
   seeded,
+} from './fuzz-inputs.ts';
+import {
+  describeRequest,
+  discoverRoutes,
+  type FuzzReply,
+  type FuzzRequest,
+  paramsOf,
+  type RouteDef,
   sendAll,
 } from './fuzz-kit.ts';
 
