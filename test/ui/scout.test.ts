@@ -22,7 +22,14 @@ import {
 } from '../helpers/browser.ts';
 import { buildTree } from '../helpers/files.ts';
 import { ADMIN_PASSWORD, adminClient, type Client } from '../helpers/http.ts';
-import { jobState, mintStationToken, type ScoutStatus, scoutDataDir, snapshotsOf } from '../helpers/scout.ts';
+import {
+  backupJob,
+  jobState,
+  mintStationToken,
+  type ScoutStatus,
+  scoutDataDir,
+  snapshotsOf,
+} from '../helpers/scout.ts';
 import { startServer, type TestServer } from '../helpers/server.ts';
 
 const skip = skipUnlessChromium();
@@ -299,13 +306,45 @@ describe('Scout console', { skip }, () => {
     assert.equal(readFileSync(join(scanRoot, 'docs', 'a.txt'), 'utf8'), 'alpha');
     assert.equal(readFileSync(join(scanRoot, 'docs', 'sub', 'b.txt'), 'utf8'), 'bravo');
     assert.equal(readFileSync(join(scanRoot, 'docs', 'local.txt'), 'utf8'), 'only here');
+  });
 
-    // A fingerprint that is not hex: the server's detail.
-    await page.getByLabel('The newest with this fingerprint').check();
-    await page.getByLabel('Snapshot fingerprint').fill('zz');
+  test("restore: the picker lists the job's snapshots on the Station newest first (date, size); the picked one is previewed", async () => {
+    writeFileSync(join(scanRoot, 'docs', 'second.txt'), 'only in the second snapshot');
+    const second = await backupJob(scoutAdmin, 'docs');
+    const [first] = await snapshotsOf(stationAdmin, 'docs', SCOUT_ID);
+    assert.ok(first && first !== second, `two snapshots of docs: ${first}, ${second}`);
+    rmSync(join(scanRoot, 'docs', 'second.txt'));
+
+    await nav('Status').click();
+    await nav('Restore').click();
+    await page.getByLabel('Job', { exact: true }).selectOption('docs');
+    const picker = page.getByLabel('Snapshot on the Station');
+    await picker.locator('option').nth(1).waitFor({ state: 'attached' });
+    const options = await picker
+      .locator('option')
+      .evaluateAll((list) =>
+        list.map((o) => ({ value: o.getAttribute('value') ?? '', text: o.textContent ?? '' })),
+      );
+    assert.deepEqual(
+      options.map((o) => o.value),
+      [second, first],
+      'newest first',
+    );
+    for (const o of options)
+      assert.match(o.text, /\d{4}.*\d{1,2}:\d{2}:\d{2}.* · \d+(\.\d)? (B|KiB) · [0-9a-f]{8}$/);
+    await screenshot(page, 'scout-restore-picker');
+
+    // The older snapshot (without second.txt) is previewed, not the latest.
+    await picker.selectOption(first);
+    assert.ok(await page.getByLabel('This snapshot').isChecked());
     await page.getByRole('button', { name: 'Preview' }).click();
-    await alert().waitFor();
-    assert.match(await alert().innerText(), /fingerprint must be empty, or 8 or 64 lowercase hex/);
+    const preview = page.getByRole('region', { name: 'Preview' });
+    await preview.getByRole('heading', { name: `Preview of ${first}` }).waitFor();
+    assert.match(await page.getByTestId('preview-summary').innerText(), /0 files would be added/);
+    await page.getByLabel('The latest').check();
+    await page.getByRole('button', { name: 'Preview' }).click();
+    await preview.getByRole('heading', { name: `Preview of ${second}` }).waitFor();
+    assert.equal(await preview.getByRole('list', { name: 'Added' }).innerText(), 'second.txt');
   });
 
   test('restore requests from the Station: accept into another folder, or reject', async () => {
