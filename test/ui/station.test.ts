@@ -320,6 +320,24 @@ describe('Station dashboard', { skip }, () => {
     assert.equal((await admin.get('/api/overview?section=settings')).body.settings.retention_keep_last, 12);
     await page.reload();
     await waitForValue(keep, '12');
+    // retention_keep_within_days sits beside it, explained, 0 (off) by default.
+    const within = page.getByLabel('Never delete snapshots younger than (days)');
+    await waitForValue(within, '0');
+    assert.match(
+      await page.locator('#retention-keep-within-days-hint').innerText(),
+      /whatever the number above says/,
+    );
+    await within.fill('-1');
+    await page.getByRole('button', { name: 'Save settings' }).click();
+    assert.match(
+      await page.getByRole('alert').innerText(),
+      /retention_keep_within_days must be 0 \(off\) or more/,
+    );
+    await within.fill('7');
+    await page.getByRole('button', { name: 'Save settings' }).click();
+    await page.getByRole('status').filter({ hasText: 'taken within the last 7 days' }).waitFor();
+    const saved = (await admin.get('/api/overview?section=settings')).body.settings;
+    assert.deepEqual(saved, { retention_keep_last: 12, retention_keep_within_days: 7 });
 
     // Verification: one file changed on disk, one gone.
     const status = page.getByTestId('verify-status');
