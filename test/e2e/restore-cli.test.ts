@@ -70,6 +70,12 @@ describe('backupd scout restore', { skip }, () => {
     n += 1;
     return join(work, `${name}-${n}`);
   };
+  /** A key file holding `key` (the failure tests use it: `--key` adds a warning line on stderr). */
+  const keyFileOf = (key: string) => {
+    const path = dir('key.txt');
+    writeFileSync(path, `${key}\n`);
+    return path;
+  };
   const stationFlags = () => [
     '--station-url',
     station.url,
@@ -203,7 +209,13 @@ describe('backupd scout restore', { skip }, () => {
 
   test('a wrong key: non-zero exit and one line on stderr', async () => {
     const dest = dir('dest');
-    const result = await restoreCli(JOB, dest, ...stationFlags(), '--key', generateScoutKey().keyBase64);
+    const result = await restoreCli(
+      JOB,
+      dest,
+      ...stationFlags(),
+      '--key-file',
+      keyFileOf(generateScoutKey().keyBase64),
+    );
     const line = oneLineFailure(result);
     assert.match(line, /key/i);
     const written = existsSync(dest) ? readdirSync(dest) : [];
@@ -211,7 +223,13 @@ describe('backupd scout restore', { skip }, () => {
   });
 
   test('a missing snapshot (unknown job): non-zero exit and one line', async () => {
-    const result = await restoreCli('no-such-job', dir('dest'), ...stationFlags(), '--key', keyBase64);
+    const result = await restoreCli(
+      'no-such-job',
+      dir('dest'),
+      ...stationFlags(),
+      '--key-file',
+      keyFileOf(keyBase64),
+    );
     const line = oneLineFailure(result);
     assert.match(line, /snapshot|not found|no-such-job/i);
   });
@@ -219,7 +237,7 @@ describe('backupd scout restore', { skip }, () => {
   test('a bad token: non-zero exit and one line', async () => {
     const flags = stationFlags();
     flags[3] = 'not-a-valid-station-token';
-    const result = await restoreCli(JOB, dir('dest'), ...flags, '--key', keyBase64);
+    const result = await restoreCli(JOB, dir('dest'), ...flags, '--key-file', keyFileOf(keyBase64));
     const line = oneLineFailure(result);
     assert.match(line, /token|401|unauthori|sign/i);
   });
@@ -236,7 +254,7 @@ describe('backupd scout restore', { skip }, () => {
       archiveWithTools(stage, ['-P', `--transform=s,^pwned.txt,${target},`, 'pwned.txt'], ageRecipient),
     );
     const dest = dir('dest');
-    const result = await restoreCli(JOB, dest, '--archive', archive, '--key', keyBase64);
+    const result = await restoreCli(JOB, dest, '--archive', archive, '--key-file', keyFileOf(keyBase64));
     const line = oneLineFailure(result);
     assert.ok(line.includes(target), `the line names the entry: ${line}`);
     assert.match(line, /unsafe|absolute/i);
@@ -246,7 +264,14 @@ describe('backupd scout restore', { skip }, () => {
 
   test('a local archive that does not exist: non-zero exit and one line naming it', async () => {
     const missing = join(work, 'no-such-archive.tar.zst');
-    const result = await restoreCli(JOB, dir('dest'), '--archive', missing, '--key', keyBase64);
+    const result = await restoreCli(
+      JOB,
+      dir('dest'),
+      '--archive',
+      missing,
+      '--key-file',
+      keyFileOf(keyBase64),
+    );
     assert.match(oneLineFailure(result), /no-such-archive\.tar\.zst does not exist/);
   });
   describe('--key-file reads age identity files as `age -i` does', () => {
@@ -347,9 +372,9 @@ describe('backupd scout restore', { skip }, () => {
     const unbound = await mintStationToken(stationAdmin);
     const flags = stationFlags();
     flags[3] = unbound;
-    const keyFile = join(work, 'key-for-403.txt');
-    writeFileSync(keyFile, `${keyBase64}\n`);
-    const line = oneLineFailure(await restoreCli(JOB, dir('dest'), ...flags, '--key-file', keyFile));
+    const line = oneLineFailure(
+      await restoreCli(JOB, dir('dest'), ...flags, '--key-file', keyFileOf(keyBase64)),
+    );
     assert.ok(
       line.includes(
         `mint a recovery token for ${scoutId}/${instanceId} in the Station's dashboard (Instances → Mint a recovery token) or use the old host's token`,
