@@ -45,6 +45,15 @@ function elfMachine(file: string): number {
   return header.readUInt16LE(18);
 }
 
+/** SIGTERM, and SIGKILL if the emulated process has not stopped within 30 s; then its data goes. */
+async function shutDown(server: TestServer | undefined): Promise<void> {
+  if (!server) return;
+  const timer = setTimeout(() => void server.kill(), 30_000);
+  await server.stop();
+  clearTimeout(timer);
+  await server.dispose();
+}
+
 describe('dist/backupd-linux-arm64 under qemu-aarch64-static', { skip, timeout: 540_000 }, () => {
   const work = mkdtempSync(join(tmpdir(), 'backupd-arm64-'));
   // The executable, run through qemu by a two-line wrapper the test servers start.
@@ -97,8 +106,7 @@ describe('dist/backupd-linux-arm64 under qemu-aarch64-static', { skip, timeout: 
   );
 
   after(async () => {
-    await scout?.dispose();
-    await station?.dispose();
+    await Promise.all([shutDown(scout), shutDown(station)]);
     rmSync(work, { recursive: true, force: true });
   });
 
