@@ -159,6 +159,7 @@ describe('scout config', () => {
         cron_schedule: undefined,
       },
       advertisedUrl: undefined,
+      adoptInstanceId: undefined,
     });
   });
 

@@ -279,7 +279,7 @@ describe('error shape', () => {
 });
 
 describe('sign-in rate limit', () => {
-  test('10 failed sign-ins for one user: the 11th is 429 with Retry-After, even with the right password', async () => {
+  test('10 failed sign-ins from one address: the 11th is 429 with Retry-After, even with the right password; other addresses are not locked out', async () => {
     const password = 'rate-limited-password';
     const created = await admin.post('/api/users', { username: 'limited', password, is_admin: false });
     assert.equal(created.status, 201, created.text);
@@ -301,13 +301,13 @@ describe('sign-in rate limit', () => {
     assert.ok(wait > 0 && wait <= 900, `Retry-After ${wait}`);
     assert.equal(blocked.headers['set-cookie'], undefined, 'no session is opened');
 
-    // Per username: the account is protected from another address as well.
+    // An attacker's failures do not lock the owner out: from another address the right
+    // password still works (only a much higher per-username ceiling applies everywhere).
     const elsewhere = await requestFrom('127.0.0.4', station, 'POST', '/api/session/login', {
       username: 'limited',
       password,
     });
-    assertDetail(elsewhere, 429, /too many|try again/i);
-    retryAfter(elsewhere.headers['retry-after']);
+    assert.equal(elsewhere.status, 200, elsewhere.text);
     // Per client address: that address may not try other accounts either.
     const otherUser = await requestFrom(client, station, 'POST', '/api/session/login', {
       username: 'admin',
