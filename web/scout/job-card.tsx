@@ -1,6 +1,7 @@
 import { useState } from 'preact/hooks';
 import { api } from '../common/api.ts';
 import { ConfirmDialog } from '../common/dialog.tsx';
+import { cronPeriodDays, drillBadge, ProvenRestorable, WEEKLY_DAYS } from '../common/drill.tsx';
 import { linkClick } from '../common/router.ts';
 import { useSession } from '../common/session.tsx';
 import { ErrorText, Notice, Time, useAction } from '../common/ui.tsx';
@@ -43,6 +44,11 @@ export function JobCard({
   const op = status.data?.operation ?? null;
   const mine = op !== null && op.job_name === dir.config?.job_name;
   const Heading = heading;
+  // The Scout's own drill_schedule (hidden from non-admins: then the default weekly one). A job
+  // never drilled is flagged once its last successful backup is older than twice the period.
+  const schedule = status.data?.settings?.drill_schedule;
+  const period = schedule === undefined ? WEEKLY_DAYS : cronPeriodDays(schedule);
+  const drillFlag = drillBadge(dir.state.last_drill, period, dir.state.last_success_at);
 
   async function start(label: string, call: () => Promise<OperationReply>, queued: string) {
     setMessage(null);
@@ -84,6 +90,7 @@ export function JobCard({
         </dd>
         <dt>Last snapshot</dt>
         <dd>{dir.state.last_stored_as ? <code>{dir.state.last_stored_as}</code> : '—'}</dd>
+        <ProvenRestorable drill={dir.state.last_drill} badge={drillFlag} />
         {dir.state.staged ? (
           <>
             <dt>Staged</dt>
@@ -116,6 +123,19 @@ export function JobCard({
           }
         >
           Run now
+        </button>
+        <button
+          type="button"
+          disabled={action.busy || dir.config === null}
+          onClick={() =>
+            start(
+              'Run a drill',
+              () => api.post<OperationReply>('/api/drills/run', { relative_path: dir.relative_path }),
+              `Restore drill of ${name} queued: its newest snapshot is read back from the Station.`,
+            )
+          }
+        >
+          Run a drill
         </button>
         {user.is_admin ? (
           <>

@@ -1,19 +1,22 @@
+import { useState } from 'preact/hooks';
 import { api } from '../common/api.ts';
 import { usePoll } from '../common/poll.ts';
-import { ErrorText, Notice, Section } from '../common/ui.tsx';
+import { ErrorText, Notice, Section, useAction } from '../common/ui.tsx';
 import { FolderPage } from './folder-page.tsx';
 import { FolderTree } from './folder-tree.tsx';
 import { JobCard } from './job-card.tsx';
 import { OperationCard } from './operation.tsx';
 import { folderOf } from './paths.ts';
 import { useScoutStatus, useWhenIdle } from './status.ts';
-import type { DirectoryList } from './types.ts';
+import type { DirectoryList, OperationReply } from './types.ts';
 
 /** `/jobs`: every job with its last result and actions, and the folders under the scan root. */
 export function JobsPage({ subPath }: { subPath: string }) {
   const status = useScoutStatus();
   const dirs = usePoll(() => api.get<DirectoryList>('/api/directories'), status.interval);
   useWhenIdle(status.busy, () => void dirs.reload());
+  const drillAll = useAction();
+  const [drillQueued, setDrillQueued] = useState(false);
   const folder = folderOf(subPath);
   if (folder !== null) {
     return (
@@ -31,11 +34,34 @@ export function JobsPage({ subPath }: { subPath: string }) {
     <>
       <h1>Jobs</h1>
       <OperationCard status={status} />
-      <Section title="Backup jobs">
+      <Section
+        title="Backup jobs"
+        actions={
+          <button
+            type="button"
+            disabled={drillAll.busy}
+            onClick={async () => {
+              setDrillQueued(false);
+              const reply = await drillAll.run(() => api.post<OperationReply>('/api/drills/run', {}));
+              if (reply?.status === 'already_running')
+                drillAll.setError(
+                  'Drill all jobs: an operation is already running; nothing extra was scheduled.',
+                );
+              else if (reply) setDrillQueued(true);
+              await Promise.all([status.reload(), dirs.reload()]);
+            }}
+          >
+            Drill all jobs
+          </button>
+        }
+      >
         <p id="run-now-hint" class="hint">
           Run now starts a backup cycle for all jobs; jobs whose files did not change are skipped. Force send
-          uploads a fresh snapshot of one job even when nothing changed.
+          uploads a fresh snapshot of one job even when nothing changed. A restore drill reads a job's newest
+          snapshot back from the Station to the end, writing nothing, to prove it restores.
         </p>
+        {drillQueued ? <Notice>Restore drill of every job with a snapshot queued.</Notice> : null}
+        <ErrorText error={drillAll.error} />
         <ErrorText error={dirs.error} />
         {list?.discovering ? <Notice>Still searching the scan root for jobs…</Notice> : null}
         {list === null ? (

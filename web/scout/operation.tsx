@@ -10,6 +10,7 @@ export const KIND_LABELS: Record<string, string> = {
   cycle: 'Backup cycle',
   force_send: 'Forced upload',
   restore: 'Restore',
+  drill: 'Restore drill',
 };
 
 interface Sample {

@@ -7,8 +7,9 @@ import type { ScoutSettings } from './types.ts';
 
 /**
  * `/scout-settings`: the Station address, the Station token (`scout_credential`, never shown
- * back), the Scout ID and the cron schedule. POST /api/settings replaces every saved value, so
- * the form always sends all of them; an empty token field keeps the saved token.
+ * back), the Scout ID, the cron schedule and the drill schedule. POST /api/settings replaces
+ * every saved value, so the form always sends all of them; an empty token field keeps the saved
+ * token.
  */
 export function SettingsPage() {
   const status = useScoutStatus();
@@ -19,6 +20,7 @@ export function SettingsPage() {
   const [removeCredential, setRemoveCredential] = useState(false);
   const [scoutId, setScoutId] = useState('');
   const [cron, setCron] = useState('');
+  const [drillCron, setDrillCron] = useState('');
   const [done, setDone] = useState(false);
   const action = useAction();
 
@@ -27,6 +29,7 @@ export function SettingsPage() {
     setStationUrl(settings.station_url ?? '');
     setScoutId(settings.scout_id);
     setCron(settings.cron_schedule);
+    setDrillCron(settings.drill_schedule ?? '');
     setCredential('');
     setRemoveCredential(false);
   }
@@ -65,6 +68,7 @@ export function SettingsPage() {
                 scout_credential: token || (removeCredential ? null : saved.scout_credential),
                 scout_id: scoutId.trim(),
                 cron_schedule: cron.trim(),
+                drill_schedule: drillCron.trim(),
               }),
             );
             if (!reply) return;
@@ -140,6 +144,22 @@ export function SettingsPage() {
               <span class="muted"> — for the saved schedule; save to apply the new one</span>
             ) : null}
           </p>
+          <Field
+            label="Drill schedule"
+            value={drillCron}
+            onInput={setDrillCron}
+            spellcheck={false}
+            autoComplete="off"
+            placeholder="empty: never"
+            hint={
+              <>
+                When restore drills run (each job's newest snapshot is read back from the Station to prove it
+                restores), as a cron expression: <code>0 4 * * 0</code> is Sundays at 04:00, the default.
+                Leave it empty to turn scheduled drills off. A job is flagged when no drill passed within
+                twice this period.
+              </>
+            }
+          />
           <p class="hint">
             Saving stores every value above, so values that came from environment variables are pinned.
           </p>

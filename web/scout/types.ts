@@ -1,13 +1,16 @@
 /** The Scout API's answers, as the console reads them (see the Scout spec). */
+import type { LastDrill } from '../common/drill.tsx';
 
 export interface ScoutSettings {
   station_url: string | null;
   scout_id: string;
   scout_credential: string | null;
   cron_schedule: string;
+  /** When restore drills run (cron); empty: never. */
+  drill_schedule: string;
 }
 
-export type OperationKind = 'cycle' | 'force_send' | 'restore';
+export type OperationKind = 'cycle' | 'force_send' | 'restore' | 'drill';
 
 export interface Operation {
   kind: OperationKind;
@@ -55,6 +58,8 @@ export interface JobState {
   last_success_at: string | null;
   last_stored_as: string | null;
   staged: boolean;
+  /** The last restore drill of the job (null: none yet). */
+  last_drill?: LastDrill | null;
 }
 
 export interface Directory {

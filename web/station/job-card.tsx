@@ -2,6 +2,7 @@
 import { useState } from 'preact/hooks';
 import { api, path } from '../common/api.ts';
 import { ConfirmDialog } from '../common/dialog.tsx';
+import { drillBadge, ProvenRestorable, WEEKLY_DAYS } from '../common/drill.tsx';
 import { formatBytes } from '../common/format.ts';
 import { Time } from '../common/ui.tsx';
 import { healthBadge, jobHealth, MISSING_RULE, UNUSUAL_RULE } from './health.ts';
@@ -37,6 +38,10 @@ export function JobCard({
   const newestFirst = [...job.snapshots].reverse();
   const rows = all ? newestFirst : newestFirst.slice(0, FIRST_ROWS);
   const tableId = `snapshots-${scoutId}-${instanceId}-${job.job_name}`;
+  // The Station does not know the Scout's drill_schedule (the drill record does not carry it):
+  // it assumes the default weekly schedule, so "Not proven recently" means no drill passed in
+  // 14 days (or, never drilled, the oldest snapshot is older than that).
+  const drill = drillBadge(job.last_drill, WEEKLY_DAYS, job.snapshots.find((s) => !s.missing)?.mtime ?? null);
 
   return (
     <article
@@ -71,6 +76,7 @@ export function JobCard({
           <dd data-testid="snapshot-count">
             {job.snapshots.length} ({formatBytes(health.totalBytes)})
           </dd>
+          <ProvenRestorable drill={job.last_drill} badge={drill} />
         </dl>
         <SizeChart jobName={job.job_name} snapshots={job.snapshots} />
       </div>

@@ -1,4 +1,5 @@
 /** The Station API's answers as the dashboard reads them (spec: station.md, CONTRACT.md). */
+import type { LastDrill } from '../common/drill.tsx';
 
 export interface Snapshot {
   name: string;
@@ -14,6 +15,8 @@ export interface Job {
   job_name: string;
   /** Oldest first. */
   snapshots: Snapshot[];
+  /** The last restore drill the Scout reported (null: none). */
+  last_drill?: LastDrill | null;
 }
 
 export interface Instance {
