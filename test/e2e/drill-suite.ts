@@ -7,6 +7,7 @@ import { randomBytes } from 'node:crypto';
 import { closeSync, openSync, readdirSync, readSync, statSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
+import type { DrillOutcome } from '../../src/shared/drill-outcome.ts';
 import { expectStatus } from '../helpers/assertions.ts';
 import { buildTree } from '../helpers/files.ts';
 import { adminClient, type Client } from '../helpers/http.ts';
@@ -29,14 +30,7 @@ const BIG = 32 * 1024 * 1024;
 /** A loaded machine (other suites beside this one) starts servers slowly. */
 export const READY_MS = 180_000;
 
-interface Drill {
-  filename: string;
-  status: 'ok' | 'failed';
-  files: number;
-  bytes: number;
-  error: string | null;
-  finished_at: string;
-}
+type Drill = DrillOutcome;
 
 /** Every path under `dir` with its size and mtime: what a drill must leave as it is. */
 function listing(dir: string): string[] {

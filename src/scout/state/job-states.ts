@@ -1,17 +1,10 @@
 import { eq } from 'drizzle-orm';
+import type { DrillOutcome } from '../../shared/drill-outcome.ts';
 import type { ScoutDb } from '../db/open.ts';
 import { jobStates } from '../db/scout-tables.ts';
 import type { StagedArchive } from '../upload/uploader.ts';
 
-/** A restore drill's outcome as the job's `state.last_drill` shows it (and the Station records). */
-export interface DrillOutcome {
-  filename: string;
-  status: 'ok' | 'failed';
-  files: number;
-  bytes: number;
-  error: string | null;
-  finished_at: string;
-}
+export type { DrillOutcome };
 
 export type LastStatus = 'never_run' | 'running' | 'uploaded' | 'unchanged' | 'failed' | 'cancelled';
 type Row = typeof jobStates.$inferSelect;

@@ -1,21 +1,12 @@
 import { clock } from '../../core/clock.ts';
 import type { Notifier } from '../../core/notify/ntfy.ts';
+import type { DrillOutcome as DrillReport } from '../../shared/drill-outcome.ts';
 import type { StationDb } from '../db/open.ts';
 import { drills } from '../db/station-tables.ts';
 import { checkFilename } from '../storage/snapshot-store.ts';
 import type { JobRef } from './snapshot-index.ts';
 import { checkJobRef } from './snapshots.ts';
 import type { StationTokenRow, StationTokens } from './station-tokens.ts';
-
-/** A restore drill's outcome, as a Scout reports it and the overview shows it. */
-export interface DrillReport {
-  filename: string;
-  status: 'ok' | 'failed';
-  files: number;
-  bytes: number;
-  error: string | null;
-  finished_at: string;
-}
 
 type Row = typeof drills.$inferSelect;
 
