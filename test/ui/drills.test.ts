@@ -199,6 +199,8 @@ describe('Restore drills on both dashboards', { skip }, () => {
     const settings = (await scoutAdmin.get('/api/settings')).body.settings;
     assert.equal(settings.drill_schedule, '30 3 * * *');
     assert.equal(settings.scout_id, SCOUT_ID, 'the other settings were kept');
+    await scoutPage.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Status' }).click();
+    assert.equal(await scoutPage.getByTestId('drill-schedule').innerText(), '30 3 * * *');
   });
 
   test('no drill passed within twice the schedule: "Not proven recently" (Scout: its schedule, Station: 14 days)', async () => {
@@ -267,6 +269,11 @@ describe('Restore drills on both dashboards', { skip }, () => {
     assert.equal(await stationBadge.innerText(), 'Drill failed');
     assert.ok(String(await stationBadge.getAttribute('title')).includes(error));
     assert.equal(await stationBadge.evaluate((el) => el.classList.contains('bad')), true);
+    await stationPage.getByText('What the flags mean').click();
+    assert.match(
+      await stationPage.locator('details').innerText(),
+      /Drill failed[\s\S]*Not proven recently No restore drill passed in the last 14 days/,
+    );
     await stationBadge.scrollIntoViewIfNeeded();
     await screenshot(scoutPage, 'drill-scout-failed');
     await screenshot(stationPage, 'drill-station-failed');

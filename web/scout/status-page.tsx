@@ -196,6 +196,18 @@ function Schedule({ status }: { status: StatusPoll }) {
         </dd>
         <dt>Last cycle finished</dt>
         <dd>{s.scheduler.last_finished_at ? <Time value={s.scheduler.last_finished_at} /> : '—'}</dd>
+        {s.settings ? (
+          <>
+            <dt>Restore drills</dt>
+            <dd data-testid="drill-schedule">
+              {s.settings.drill_schedule ? (
+                <code>{s.settings.drill_schedule}</code>
+              ) : (
+                'off (no drill schedule)'
+              )}
+            </dd>
+          </>
+        ) : null}
       </dl>
       {queued && status.busy ? (
         <Notice>Backup cycle queued: every job whose files changed is backed up.</Notice>

@@ -106,6 +106,14 @@ function Legend() {
         <li>
           <span class="badge bad">File missing</span> {MISSING_RULE.replace(/^Missing: /, '')}
         </li>
+        <li>
+          <span class="badge bad">Drill failed</span> The Scout's last restore drill could not read the newest
+          snapshot back (its error is the badge's tooltip): check the disk, back up again and drill again.
+        </li>
+        <li>
+          <span class="badge bad">Not proven recently</span> No restore drill passed in the last 14 days
+          (twice the Scouts' default weekly drill schedule; the Station does not know a Scout's own).
+        </li>
       </ul>
     </details>
   );
