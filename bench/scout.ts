@@ -143,6 +143,26 @@ async function restoreBench(
   return { seconds, reference };
 }
 
+const rssMb = (pid: number) =>
+  Math.round(Number(readFileSync(`/proc/${pid}/status`, 'utf8').match(/VmRSS:\s+(\d+)/)?.[1] ?? 0) / 1024);
+
+/** A restore drill of the newest snapshot: wall time and the Scout's highest resident memory meanwhile. */
+async function drillBench(admin: Awaited<ReturnType<typeof adminClient>>, pid: number) {
+  const t = performance.now();
+  const queued = await admin.post('/api/drills/run', {});
+  if (queued.body.status !== 'queued') throw new Error(`drill not queued: ${JSON.stringify(queued.body)}`);
+  let maxRss = 0;
+  for (;;) {
+    maxRss = Math.max(maxRss, rssMb(pid));
+    if ((await admin.get('/api/status')).body.operation === null) break;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  const seconds = (performance.now() - t) / 1000;
+  const drill = (await admin.get('/api/directories')).body.directories[0].state.last_drill;
+  if (drill?.status !== 'ok') throw new Error(`drill failed: ${drill?.error}`);
+  return { seconds, maxRss, rssBefore: rssMb(pid), bytes: drill.bytes as number };
+}
+
 async function ours() {
   const station = await startServer('station', { entry: 'dist', env: { LOG_LEVEL: 'warn' } });
   const scoutData = join(root, 'scout-data');
@@ -175,8 +195,9 @@ async function ours() {
     const job = (await admin.get('/api/directories')).body.directories[0];
     if (job.state.last_status !== 'uploaded') throw new Error(`backup failed: ${job.state.last_error}`);
     const rss = peakRssMb(scout.pid);
+    const drill = await drillBench(admin, scout.pid);
     const restore = await restoreBench(station.url, credential, scoutData, admin);
-    return { seconds, rss, stationRss: peakRssMb(station.pid), recipient, restore };
+    return { seconds, rss, stationRss: peakRssMb(station.pid), recipient, restore, drill };
   } finally {
     await scout.dispose();
     await station.dispose();
@@ -203,4 +224,7 @@ console.log(
 );
 console.log(
   `| backupd scout restore (download from the Station, decrypt, decompress, extract) | ${run.restore.seconds.toFixed(1)} s | ${rate(run.restore.seconds)} (${(run.restore.reference / run.restore.seconds).toFixed(2)}× the reference) | — |`,
+);
+console.log(
+  `| backupd restore drill (download, decrypt, decompress, read every entry, check the fingerprint; writes nothing) | ${run.drill.seconds.toFixed(1)} s | ${rate(run.drill.seconds)} | Scout ${run.drill.maxRss} MiB at most during the drill (${run.drill.rssBefore} MiB after) |`,
 );
