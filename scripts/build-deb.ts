@@ -150,8 +150,9 @@ export async function buildDebianPackage(inputs: DebInputs): Promise<string> {
 
   const output = join(dist, `backupd_${debianVersion(version)}_${arch}.deb`);
   rmSync(output, { force: true });
-  // gzip: every dpkg reads it, and it is 5× faster than xz on a 140 MiB executable.
-  await run('dpkg-deb', ['--root-owner-group', '-Zgzip', '--build', tree, output]);
+  // gzip: every dpkg reads it, and it is 5× faster than xz on a 140 MiB executable. Level 1:
+  // 5.4 s instead of 22.8 s for the executable, for 11 % more bytes (54.6 MB against 49.0 MB).
+  await run('dpkg-deb', ['--root-owner-group', '-Zgzip', '-z1', '--build', tree, output]);
   rmSync(tree, { recursive: true, force: true });
   return output;
 }

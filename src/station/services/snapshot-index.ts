@@ -12,8 +12,12 @@ export interface JobRef {
   jobName: string;
 }
 
-/** Newest first by the snapshot's own time; the file name breaks ties. Never by arrival. */
-const newestFirst = [desc(snapshots.takenAt), desc(snapshots.filename)] as const;
+/**
+ * Newest first by the snapshot's own time, never by arrival. Within one second (a force-send
+ * right after a backup: same time, same fingerprint, the name gets `-2`), the later arrival is
+ * the newer; the file name breaks what is left.
+ */
+const newestFirst = [desc(snapshots.takenAt), desc(snapshots.storedAt), desc(snapshots.filename)] as const;
 
 const sameJob = (ref: JobRef) =>
   and(
