@@ -11,6 +11,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { seedPgliteCluster } from './pglite-template.ts';
 
 export type Role = 'station' | 'scout';
 
@@ -29,6 +30,8 @@ export interface ServerOptions {
   cwd?: string;
   /** How long it may take to answer /health (60 s by default; more under CPU emulation). */
   readyTimeoutMs?: number;
+  /** A Station on PGlite runs its own initdb instead of starting from the template cluster. */
+  freshCluster?: boolean;
 }
 
 export interface TestServer {
@@ -134,6 +137,8 @@ export async function startServer(role: Role, options: ServerOptions = {}): Prom
   const clockFile = join(dataDir, '..', `${dataDir.split('/').pop()}.clock`);
   // A reused data dir keeps the clock it had; appending would turn 901000 into 9010000.
   if (!existsSync(clockFile)) writeFileSync(clockFile, '0');
+  const embedded = role === 'station' && !options.env?.DATABASE_URL;
+  if (embedded && !options.executable && !options.freshCluster) seedPgliteCluster(ROOT, dataDir);
   const port = await freePort();
   return launch(role, { ...options, dataDir }, port, clockFile);
 }
