@@ -1,11 +1,8 @@
-import { PassThrough, type Readable } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
-import { createZstdDecompress } from 'node:zlib';
-import { createAgeDecrypt } from '../archive/age.ts';
-import { byteCounter } from '../archive/byte-counter.ts';
+import type { Readable } from 'node:stream';
 import type { ScoutKey } from '../archive/x25519.ts';
 import { jobFingerprint, type WalkEntry } from '../jobs/walk.ts';
 import { safeRelative } from '../restore/restorer.ts';
+import { snapshotTarStream } from '../restore/snapshot-stream.ts';
 import { readTar, TarError } from '../restore/tar-reader.ts';
 
 export interface SnapshotReading {
@@ -29,18 +26,7 @@ export async function readSnapshot(options: {
   /** Encrypted bytes read so far (a download's progress). */
   onSourceBytes?: (bytes: number) => void;
 }): Promise<SnapshotReading> {
-  const tarStream = new PassThrough({ highWaterMark: 1024 * 1024 });
-  const counter = byteCounter((bytes) => options.onSourceBytes?.(bytes));
-  const plumbing = pipeline(
-    options.source,
-    counter,
-    createAgeDecrypt(options.keys),
-    createZstdDecompress({ chunkSize: 1024 * 1024 }),
-    tarStream,
-  ).catch((error: unknown) => {
-    tarStream.destroy(error as Error);
-    return error;
-  });
+  const { tar: tarStream, plumbing } = snapshotTarStream(options);
   const entries: WalkEntry[] = [];
   let files = 0;
   let bytes = 0;

@@ -13,15 +13,13 @@ import {
   writeSync,
 } from 'node:fs';
 import { join, posix } from 'node:path';
-import { PassThrough, type Readable } from 'node:stream';
+import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { createZstdDecompress } from 'node:zlib';
 import { logger } from '../../core/log.ts';
-import { createAgeDecrypt } from '../archive/age.ts';
-import { byteCounter } from '../archive/byte-counter.ts';
 import type { ScoutKey } from '../archive/x25519.ts';
 import { setLinkMetadata, setMetadata } from './entry-metadata.ts';
 import { assertDestination, type OpenFolder, SafeTree, UnsafeEntryError } from './safe-tree.ts';
+import { snapshotTarStream } from './snapshot-stream.ts';
 import { readTar, type TarEntry } from './tar-reader.ts';
 
 export { UnsafeEntryError } from './safe-tree.ts';
@@ -151,19 +149,7 @@ export async function restoreArchive(options: RestoreOptions): Promise<RestorePl
     plan.warnings.push(`${path}: ${message}`);
     options.onWarning?.(path, message);
   };
-  const tarStream = new PassThrough({ highWaterMark: 1024 * 1024 });
-  // Errors of the decrypting stages reach the tar reader through tarStream.
-  const counter = byteCounter((bytes) => options.onSourceBytes?.(bytes));
-  const plumbing = pipeline(
-    options.source,
-    counter,
-    createAgeDecrypt(options.keys),
-    createZstdDecompress({ chunkSize: 1024 * 1024 }),
-    tarStream,
-  ).catch((error: unknown) => {
-    tarStream.destroy(error as Error);
-    return error;
-  });
+  const { tar: tarStream, plumbing } = snapshotTarStream(options);
   try {
     try {
       await extract(tarStream);

@@ -1,0 +1,31 @@
+import { PassThrough, type Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { createZstdDecompress } from 'node:zlib';
+import { createAgeDecrypt } from '../archive/age.ts';
+import { byteCounter } from '../archive/byte-counter.ts';
+import type { ScoutKey } from '../archive/x25519.ts';
+
+/**
+ * An encrypted snapshot as its tar stream: source → byte count → age → zstd. Errors of the
+ * decrypting stages reach the tar reader through `tar`; `plumbing` settles with the error
+ * (or undefined) once the stages are done.
+ */
+export function snapshotTarStream(options: {
+  source: Readable;
+  keys: ScoutKey[];
+  /** Encrypted bytes read so far (a download's progress). */
+  onSourceBytes?: ((bytes: number) => void) | undefined;
+}): { tar: PassThrough; plumbing: Promise<unknown> } {
+  const tar = new PassThrough({ highWaterMark: 1024 * 1024 });
+  const plumbing = pipeline(
+    options.source,
+    byteCounter((bytes) => options.onSourceBytes?.(bytes)),
+    createAgeDecrypt(options.keys),
+    createZstdDecompress({ chunkSize: 1024 * 1024 }),
+    tar,
+  ).catch((error: unknown) => {
+    tar.destroy(error as Error);
+    return error;
+  });
+  return { tar, plumbing };
+}
