@@ -4,6 +4,7 @@ import { createZstdDecompress } from 'node:zlib';
 import { createAgeDecrypt } from '../archive/age.ts';
 import { byteCounter } from '../archive/byte-counter.ts';
 import type { ScoutKey } from '../archive/x25519.ts';
+import { zstdFrameCutter } from './zstd-frames.ts';
 
 /**
  * An encrypted snapshot as its tar stream: source → byte count → age → zstd. Errors of the
@@ -21,6 +22,7 @@ export function snapshotTarStream(options: {
     options.source,
     byteCounter((bytes) => options.onSourceBytes?.(bytes)),
     createAgeDecrypt(options.keys),
+    zstdFrameCutter(),
     createZstdDecompress({ chunkSize: 1024 * 1024 }),
     tar,
   ).catch((error: unknown) => {
