@@ -65,6 +65,25 @@ export interface Target {
 }
 
 /** A file of the role's built web UI (the fuzz needs the UI built: `npm test` builds it first). */
+/** Valid bodies of the routes both roles share (the core's); each role adds its own. */
+export const CORE_BODIES: Record<string, unknown> = {
+  'POST /api/session/login': { username: 'nobody', password: 'wrong-password' },
+  'POST /api/session/change-password': {
+    current_password: 'wrong-password',
+    new_password: 'new-password-1',
+    confirm_new_password: 'new-password-1',
+  },
+  'POST /api/users': { username: 'fuzz-new', password: 'password-123', is_admin: false },
+  'PUT /api/users/:userId': { username: 'fuzz-renamed' },
+  'POST /api/automation-tokens': { name: 'fuzz', scopes: ['read'], ttl_days: 1 },
+  'POST /api/ntfy': { ntfy_url: 'http://127.0.0.1:9', ntfy_topic: 'fuzz', ntfy_message_template: 'x' },
+  'POST /api/ntfy/test': {
+    ntfy_url: 'http://127.0.0.1:9',
+    ntfy_topic: 'fuzz',
+    ntfy_message_template: 'x',
+  },
+};
+
 export function assetName(role: 'station' | 'scout'): string {
   const dir = join(ROOT, 'dist/web', role);
   assert.ok(existsSync(dir), `${dir} is missing: run \`node scripts/build.ts\` first (npm test does)`);
@@ -386,22 +405,8 @@ export function stationTarget(facts: StationFacts): Target {
       'POST /api/credentials/mint': ['ttl_days'],
     },
     body: {
-      'POST /api/session/login': { username: 'nobody', password: 'wrong-password' },
-      'POST /api/session/change-password': {
-        current_password: 'wrong-password',
-        new_password: 'new-password-1',
-        confirm_new_password: 'new-password-1',
-      },
-      'POST /api/users': { username: 'fuzz-new', password: 'password-123', is_admin: false },
-      'PUT /api/users/:userId': { username: 'fuzz-renamed' },
-      'POST /api/automation-tokens': { name: 'fuzz', scopes: ['read'], ttl_days: 1 },
+      ...CORE_BODIES,
       'POST /api/settings': { retention_keep_last: 5 },
-      'POST /api/ntfy': { ntfy_url: 'http://127.0.0.1:9', ntfy_topic: 'fuzz', ntfy_message_template: 'x' },
-      'POST /api/ntfy/test': {
-        ntfy_url: 'http://127.0.0.1:9',
-        ntfy_topic: 'fuzz',
-        ntfy_message_template: 'x',
-      },
       'POST /api/hooks': { pre_command: '', post_command: '' },
       'POST /api/credentials/mint': { ttl_days: 30 },
       'POST /api/snapshots/:scoutId/:instanceId/:jobName/:filename/restore': {},
