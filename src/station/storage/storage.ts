@@ -1,0 +1,114 @@
+import type { Readable } from 'node:stream';
+
+/**
+ * The one way Station services reach snapshot bytes and staged uploads. Two implementations:
+ * the local disk (`disk-store.ts`, BACKUP_ROOT + STAGING_DIR) and an S3-compatible bucket
+ * (`s3-store.ts`, STORAGE_URL=s3://…). Both pass `test/station/storage-conformance-suite.ts`.
+ *
+ * Rules every implementation keeps:
+ * - A snapshot appears only complete, and only through `complete` (after the caller checked
+ *   the SHA-256); nothing ever overwrites a stored snapshot.
+ * - `stagedBytes` is what the store durably holds of an upload: the next offset a client
+ *   must send. Bytes of an interrupted `append` beyond it are not counted.
+ * - Every key is built from validated components (`checkComponent`, `checkFilename`).
+ */
+
+/** Where a job's snapshots live: `instanceId` null is the legacy layout `<scout>/<job>/<file>`. */
+export interface JobLocation {
+  scoutId: string;
+  instanceId: string | null;
+  jobName: string;
+}
+
+export interface SnapshotKey extends JobLocation {
+  filename: string;
+}
+
+export interface StoredFile extends SnapshotKey {
+  sizeBytes: number;
+  mtimeMs: number;
+}
+
+/** What `/health` reports of the store (contract: Storage). */
+export interface StorageHealth {
+  kind: 'disk' | 's3';
+  /** disk only */
+  backup_root?: string;
+  /** s3 only */
+  bucket?: string;
+  free_bytes: number | null;
+  total_bytes: number | null;
+  writable: boolean;
+  /** Why the store is not writable, for logs and /health/ready. */
+  problem?: string;
+}
+
+/** One upload's staging area: a staged file on disk, a multipart upload in the bucket. */
+export interface StagedUpload {
+  uploadId: string;
+  /** Where the snapshot will be stored once complete (the name reserved at initiation). */
+  target: SnapshotKey;
+  sizeBytes: number;
+  /**
+   * Opaque store state kept with the upload session in the database (the S3 multipart
+   * upload id and part size); null for the disk store.
+   */
+  state: string | null;
+}
+
+export interface AppendResult {
+  /** Bytes the store now holds of the upload (the next offset). */
+  stagedBytes: number;
+  /** Bytes of this call that were kept. */
+  keptBytes: number;
+  /** The new `state` to keep with the session (parts, hash state); null for the disk store. */
+  state: string | null;
+}
+
+export interface SnapshotStorage {
+  readonly kind: 'disk' | 's3';
+  /** Creates what is missing (folders, the bucket) at start-up. */
+  prepare(): Promise<void>;
+  health(): Promise<StorageHealth>;
+  /**
+   * The size of each part a client should send (the recommended chunk size): the disk store
+   * takes any; S3 chooses it from the archive size (≥ 5 MiB, ≤ 10,000 parts). Throws a 413
+   * AppError for a size that cannot be stored.
+   */
+  chunkSizeFor(archiveSizeBytes: number): number;
+  /** Opens the staging area of a new upload; returns the `state` to keep with the session. */
+  beginStaging(upload: Omit<StagedUpload, 'state'>): Promise<string | null>;
+  stagedBytes(upload: StagedUpload): Promise<number>;
+  /**
+   * Appends `body` at `offset` (== stagedBytes) and hashes the kept bytes as they arrive.
+   * Throws a 400 AppError for a body that runs past `sizeBytes` (nothing of it is kept), a 507
+   * for a full disk; what was durably kept before an interruption stays. The caller
+   * serialises appends of one upload (an advisory lock in PostgreSQL).
+   */
+  append(upload: StagedUpload, offset: number, body: Readable): Promise<AppendResult>;
+  /**
+   * SHA-256 (hex) of all staged bytes. Computed while bytes arrived; recovered without the
+   * client after a restart or when another Station received the earlier bytes (the disk store
+   * re-hashes its staged file, the S3 store keeps a serialised hash state in `state`).
+   */
+  stagedSha256(upload: StagedUpload): Promise<string>;
+  /** Throws away what was staged (a checksum mismatch): the upload restarts at offset 0. */
+  resetStaging(upload: StagedUpload): Promise<StagedUpload>;
+  /** Removes the staging area (abandoned, superseded). Missing is fine. */
+  abortStaging(upload: StagedUpload): Promise<void>;
+  /** Moves the complete staged bytes into place under `upload.target`; returns the stored file. */
+  complete(upload: StagedUpload): Promise<StoredFile>;
+  /** Staging areas that exist, for start-up reconciliation and the sweep. */
+  listStaging(): AsyncIterable<{ uploadId: string | null; state: string | null; startedMs: number | null }>;
+
+  stat(key: SnapshotKey): Promise<{ sizeBytes: number; mtimeMs: number } | null>;
+  exists(key: SnapshotKey): Promise<boolean>;
+  /** The bytes of a snapshot, optionally a Range [start, end] inclusive. */
+  read(key: SnapshotKey, range?: { start: number; end: number }): Promise<Readable>;
+  remove(key: SnapshotKey): Promise<boolean>;
+  removeInstance(scoutId: string, instanceId: string): Promise<void>;
+  /** Every stored snapshot (the instance layout); leftovers of interrupted commits are cleaned. */
+  list(): AsyncIterable<StoredFile>;
+  /** Writes a whole snapshot (move-storage): appears only complete, never overwrites. */
+  put(key: SnapshotKey, body: Readable, sizeBytes: number): Promise<StoredFile>;
+}
