@@ -104,7 +104,8 @@ async function bundle(format: 'esm' | 'cjs', outfile: string): Promise<void> {
     target: 'node22',
     sourcemap: format === 'esm' ? 'linked' : false,
     legalComments: 'none',
-    define: { __BACKUPD_COMMIT__: JSON.stringify(gitCommit()) },
+    // No test clock in what ships: src/core/clock.ts reads BACKUPD_TEST_CLOCK_FILE only from the source.
+    define: { __BACKUPD_COMMIT__: JSON.stringify(gitCommit()), __BACKUPD_TEST_CLOCK__: 'false' },
     banner:
       format === 'esm'
         ? {
