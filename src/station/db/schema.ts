@@ -2,8 +2,11 @@ export { automationTokens, sessions, settings, users } from '../../core/db/core-
 export {
   drills,
   instances,
+  leases,
+  rateWindows,
   restoreRequests,
   snapshots,
+  stationKeys,
   stationTokens,
   tokenBindings,
   uploadSessions,

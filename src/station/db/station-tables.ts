@@ -59,6 +59,13 @@ export const uploadSessions = pgTable(
     storedAs: text('stored_as'),
     createdAt: bigint('created_at', { mode: 'number' }).notNull(),
     updatedAt: bigint('updated_at', { mode: 'number' }).notNull(),
+    /** The file name reserved at initiation (`-2`, `-3` when taken); null for older sessions. */
+    targetName: text('target_name'),
+    /** The store's state of the staging area (the S3 multipart upload); null on disk. */
+    storeState: text('store_state'),
+    /** Who writes to the upload now (a chunk or finalize) and until when: see uploads/upload-lease.ts. */
+    lockOwner: text('lock_owner'),
+    lockUntil: bigint('lock_until', { mode: 'number' }),
   },
   (t) => [uniqueIndex('upload_sessions_idempotency_idx').on(t.idempotencyKey)],
 );
@@ -124,3 +131,32 @@ export const drills = pgTable(
   },
   (t) => [primaryKey({ columns: [t.scoutId, t.scoutInstanceId, t.jobName] })],
 );
+
+/**
+ * Keys every Station on the database shares, by name (`token_signing`: the Ed25519 key that
+ * signs Station tokens, PKCS#8 PEM). Written once by the first Station that needs it.
+ */
+export const stationKeys = pgTable('station_keys', {
+  name: text('name').primaryKey(),
+  pem: text('pem').notNull(),
+  createdAt: bigint('created_at', { mode: 'number' }).notNull(),
+});
+
+/** Fixed-window counters of the rate limits (sign-in failures, API requests), by key. */
+export const rateWindows = pgTable(
+  'rate_windows',
+  {
+    key: text('key').primaryKey(),
+    windowStart: bigint('window_start', { mode: 'number' }).notNull(),
+    windowEnd: bigint('window_end', { mode: 'number' }).notNull(),
+    count: integer('count').notNull(),
+  },
+  (t) => [index('rate_windows_end_idx').on(t.windowEnd)],
+);
+
+/** Who runs a Station-wide job (the upload sweep, a verification) until when (ms, database clock). */
+export const leases = pgTable('leases', {
+  name: text('name').primaryKey(),
+  holder: text('holder').notNull(),
+  until: bigint('until', { mode: 'number' }).notNull(),
+});
