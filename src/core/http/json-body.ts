@@ -33,3 +33,18 @@ export async function readJson<T extends z.ZodType>(c: Context, schema: T): Prom
   if (!result.success) throw badRequest(describeIssue(result.error));
   return result.data;
 }
+
+/**
+ * Validates the query parameters like a body: one value per name (a repeated name is a 400),
+ * the first problem named as "field: problem".
+ */
+export function readQuery<T extends z.ZodType>(c: Context, schema: T): z.infer<T> {
+  const values: Record<string, string> = {};
+  for (const [name, list] of Object.entries(c.req.queries())) {
+    if (list.length > 1) throw badRequest(`${name}: give this query parameter once`);
+    if (list[0] !== undefined) values[name] = list[0];
+  }
+  const result = schema.safeParse(values);
+  if (!result.success) throw badRequest(describeIssue(result.error));
+  return result.data;
+}

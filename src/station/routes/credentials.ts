@@ -3,7 +3,8 @@ import { z } from 'zod';
 import { badRequest } from '../../core/errors.ts';
 import { adminOnly } from '../../core/http/access.ts';
 import type { AppEnv } from '../../core/http/app-env.ts';
-import { readJson } from '../../core/http/json-body.ts';
+import { readJson, readQuery } from '../../core/http/json-body.ts';
+import { decimalQueryField, isSha256Hex, SHA256_RULE } from '../../shared/protocol/fields.ts';
 import { DEFAULT_STATION_TOKEN_TTL_DAYS } from '../services/station-tokens.ts';
 import type { StationServices } from '../services.ts';
 import { checkComponent } from '../storage/snapshot-store.ts';
@@ -17,6 +18,10 @@ const MintBody = z.object({
   scout_instance_id: z.string({ error: 'scout_instance_id must be a string' }).optional(),
   revoke_other_tokens: z.boolean({ error: 'revoke_other_tokens must be true or false' }).default(false),
 });
+
+const TTL_RULE = 'from 1 to 3650';
+/** `?ttl_days=` (older clients send it in the query instead of the body). */
+const MintQuery = z.object({ ttl_days: decimalQueryField('ttl_days', TTL_RULE).optional() });
 
 /** The instance a recovery token is bound to, or none; one of the two fields alone is a 400. */
 function recoveryTarget(body: { scout_id?: string | undefined; scout_instance_id?: string | undefined }) {
@@ -44,9 +49,8 @@ export function credentialRoutes(station: StationServices) {
 
   app.post('/mint', async (c) => {
     const body = await readJson(c, MintBody);
-    const query = c.req.query('ttl_days');
-    if (query !== undefined && !/^\d+$/.test(query)) throw badRequest('ttl_days must be from 1 to 3650');
-    const ttl = body.ttl_days ? body.ttl_days : query ? Number(query) : DEFAULT_STATION_TOKEN_TTL_DAYS;
+    const query = readQuery(c, MintQuery);
+    const ttl = body.ttl_days ? body.ttl_days : (query.ttl_days ?? DEFAULT_STATION_TOKEN_TTL_DAYS);
     const minted = await station.tokens.mint({
       ttl_days: checkTtl(ttl),
       shared: body.shared,
@@ -66,7 +70,7 @@ export function credentialRoutes(station: StationServices) {
 
   app.delete('/:tokenHash', async (c) => {
     const hash = c.req.param('tokenHash');
-    if (!/^[0-9a-f]{64}$/.test(hash)) throw badRequest('token_hash must be 64 lowercase hex characters');
+    if (!isSha256Hex(hash)) throw badRequest(`token_hash must be ${SHA256_RULE}`);
     return c.json(await station.tokens.revoke(hash));
   });
 

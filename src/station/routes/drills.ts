@@ -1,7 +1,7 @@
 import { Hono } from 'hono';
 import type { AppEnv } from '../../core/http/app-env.ts';
 import { readJson } from '../../core/http/json-body.ts';
-import { DrillOutcomeSchema } from '../../shared/drill-outcome.ts';
+import { DrillOutcomeSchema } from '../../shared/protocol/drills.ts';
 import type { StationServices } from '../services.ts';
 import { stationToken } from './station-token-auth.ts';
 

@@ -41,7 +41,7 @@ export function healthRoutes(station: StationServices) {
         storage,
         database: { kind: station.storage.kind, ok: dbProblem === null },
         max_upload_bytes: station.config.maxUploadBytes,
-        ...(ok ? {} : { detail: dbProblem ?? `${storage.backup_root} is not writable` }),
+        ...(ok ? {} : { detail: dbProblem ?? `${storage.backup_root} is not writable`, code: 'unavailable' }),
       },
       ok ? 200 : 503,
     );
@@ -55,7 +55,8 @@ export function healthRoutes(station: StationServices) {
         databaseProblem(station),
       ])
     ).filter((p): p is string => p !== null);
-    if (problems.length > 0) return c.json({ status: 'unavailable', detail: problems.join('; ') }, 503);
+    if (problems.length > 0)
+      return c.json({ status: 'unavailable', detail: problems.join('; '), code: 'unavailable' }, 503);
     return c.json({ status: 'ok' });
   });
 

@@ -1,19 +1,15 @@
 import { Hono } from 'hono';
-import { z } from 'zod';
-import { badRequest } from '../../core/errors.ts';
 import type { AppEnv } from '../../core/http/app-env.ts';
-import { readJson } from '../../core/http/json-body.ts';
+import { readJson, readQuery } from '../../core/http/json-body.ts';
+import { ByFingerprintQuerySchema, RequestReportSchema } from '../../shared/protocol/recovery.ts';
 import type { StationServices } from '../services.ts';
 import { sendSnapshot } from './send-snapshot.ts';
 import { stationToken } from './station-token-auth.ts';
 
-const StatusBody = z.object({
-  status: z.enum(['accepted', 'rejected', 'completed'], {
-    error: 'status must be accepted, rejected or completed',
-  }),
-});
-
-/** Downloads for Scouts: only from an instance their Station token is bound to. */
+/**
+ * Downloads for Scouts: only from an instance their Station token is bound to. The addresses
+ * Scouts call are built in src/shared/protocol/paths.ts (`instancePaths`).
+ */
 export function recoveryRoutes(station: StationServices) {
   const app = new Hono<AppEnv>();
   const ref = (p: Record<string, string>) => ({
@@ -32,7 +28,7 @@ export function recoveryRoutes(station: StationServices) {
   app.post('/:scoutId/:instanceId/requests/:requestId', async (c) => {
     const token = await stationToken(c, station.tokens);
     const { scoutId, instanceId, requestId } = c.req.param();
-    const body = await readJson(c, StatusBody);
+    const body = await readJson(c, RequestReportSchema);
     return c.json(await station.restoreRequests.update(token, scoutId, instanceId, requestId, body.status));
   });
 
@@ -55,9 +51,7 @@ export function recoveryRoutes(station: StationServices) {
 
   app.get('/:scoutId/:instanceId/:jobName/by-fingerprint', async (c) => {
     const token = await stationToken(c, station.tokens);
-    const fp = c.req.query('fp') ?? '';
-    if (!/^(?:[0-9a-f]{8}|[0-9a-f]{64})$/.test(fp))
-      throw badRequest('fp must be 8 or 64 lowercase hex characters');
+    const { fp } = readQuery(c, ByFingerprintQuerySchema);
     return sendSnapshot(
       c,
       station.store,

@@ -1,22 +1,27 @@
 import { Hono } from 'hono';
 import { z } from 'zod';
-import { badRequest, forbidden } from '../../core/errors.ts';
+import { forbidden } from '../../core/errors.ts';
 import { adminOnly, maySeeSettings, signedIn } from '../../core/http/access.ts';
 import type { AppEnv } from '../../core/http/app-env.ts';
-import { readJson } from '../../core/http/json-body.ts';
+import { readJson, readQuery } from '../../core/http/json-body.ts';
 import { StationSettingsInput } from '../services/station-settings.ts';
 import { storageInfo } from '../services/storage-health.ts';
 import type { StationServices } from '../services.ts';
 
-const Section = z.enum(['settings', 'storage', 'snapshots']).optional();
+const OverviewQuery = z.object({
+  section: z
+    .enum(['settings', 'storage', 'snapshots', ''], {
+      error: 'section must be settings, storage or snapshots',
+    })
+    .optional()
+    .transform((value) => value || undefined),
+});
 
 export function settingsRoutes(station: StationServices) {
   const app = new Hono<AppEnv>();
 
   app.get('/overview', signedIn('read'), async (c) => {
-    const parsed = Section.safeParse(c.req.query('section') || undefined);
-    if (!parsed.success) throw badRequest('section must be settings, storage or snapshots');
-    const section = parsed.data;
+    const { section } = readQuery(c, OverviewQuery);
     const mayReadSettings = maySeeSettings(c);
     if (section === 'settings' && !mayReadSettings) {
       throw forbidden('this automation token may not read settings (needs the "manage" scope)');

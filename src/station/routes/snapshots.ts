@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { badRequest } from '../../core/errors.ts';
 import { adminOnly, signedIn } from '../../core/http/access.ts';
 import type { AppEnv } from '../../core/http/app-env.ts';
-import { readJson } from '../../core/http/json-body.ts';
+import { readJson, readQuery } from '../../core/http/json-body.ts';
 import type { StationServices } from '../services.ts';
 import type { SnapshotKey } from '../storage/snapshot-store.ts';
 import { sendSnapshot } from './send-snapshot.ts';
@@ -11,6 +11,13 @@ import { sendSnapshot } from './send-snapshot.ts';
 const RestoreTarget = z.strictObject({
   target_scout_id: z.string().optional(),
   target_instance_id: z.string().optional(),
+});
+
+const RemoveInstanceQuery = z.object({
+  cleanup_missing: z
+    .enum(['true', 'false'], { error: 'cleanup_missing must be true or false' })
+    .optional()
+    .transform((value) => value === 'true'),
 });
 
 /** Operator access to stored snapshots: download (restore scope) and delete (admin). */
@@ -58,12 +65,9 @@ export function snapshotRoutes(station: StationServices) {
   });
 
   app.delete('/instances/:scoutId/:instanceId', adminOnly('manage'), async (c) => {
-    const cleanup = c.req.query('cleanup_missing');
-    if (cleanup !== undefined && cleanup !== 'true' && cleanup !== 'false') {
-      throw badRequest('cleanup_missing must be true or false');
-    }
+    const { cleanup_missing } = readQuery(c, RemoveInstanceQuery);
     const { scoutId, instanceId } = c.req.param();
-    return c.json(await station.snapshots.removeInstance(scoutId, instanceId, cleanup === 'true'));
+    return c.json(await station.snapshots.removeInstance(scoutId, instanceId, cleanup_missing));
   });
 
   app.get('/admin/verify', signedIn('read'), async (c) => c.json(await station.verifier.last()));
