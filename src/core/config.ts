@@ -1,6 +1,7 @@
 import { isIP } from 'node:net';
 import { resolve } from 'node:path';
 import { type AllowedHost, parseAllowedHosts } from './http/host-check.ts';
+import { parseS3Config, type S3Config } from './s3-config.ts';
 
 export type Role = 'station' | 'scout';
 
@@ -29,6 +30,8 @@ export interface StationConfig extends CommonConfig {
   backupRoot: string;
   stagingDir: string;
   maxUploadBytes: number;
+  /** `STORAGE_URL=s3://…`: snapshots in that bucket; undefined: on the disk under backupRoot. */
+  s3: S3Config | undefined;
 }
 
 export interface ScoutConfig extends CommonConfig {
@@ -130,6 +133,7 @@ export function loadStationConfig(flags: ServeFlags, env: Env = process.env): St
     backupRoot: resolve(nonEmpty(env.BACKUP_ROOT) ?? `${base.dataDir}/snapshots`),
     stagingDir: resolve(nonEmpty(env.STAGING_DIR) ?? `${base.dataDir}/staging`),
     maxUploadBytes: maxUpload ? parsePositiveInt(maxUpload, 'MAX_UPLOAD_BYTES') : TIB,
+    s3: parseS3Config(env, (message) => new ConfigError(message)),
   };
 }
 

@@ -21,6 +21,7 @@ describe('station config', () => {
       backupRoot: resolve(dataDir, 'snapshots'),
       stagingDir: resolve(dataDir, 'staging'),
       maxUploadBytes: TIB,
+      s3: undefined,
     });
   });
 
