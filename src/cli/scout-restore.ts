@@ -11,6 +11,8 @@ import { restoreArchive } from '../scout/restore/restorer.ts';
 import { defaultScoutId } from '../scout/services/scout-settings.ts';
 import { createStationClient } from '../scout/upload/station-client.ts';
 import { isNamespaceComponent, NAMESPACE_RULE } from '../shared/namespace.ts';
+import { FINGERPRINT_RULE, isFingerprint } from '../shared/protocol/fields.ts';
+import type { ListedSnapshot } from '../shared/protocol/recovery.ts';
 import { createProgress } from './progress.ts';
 import { recoveryFailure } from './recovery-failure.ts';
 
@@ -90,8 +92,11 @@ function stationTarget(flags: RestoreFlags, dataDir: string | undefined) {
       (instanceFile && existsSync(instanceFile) ? readFileSync(instanceFile, 'utf8').trim() : undefined),
     '--instance-id',
   );
-  const base = `/backup/recovery/${encodeURIComponent(scoutId)}/${encodeURIComponent(instanceId)}/${encodeURIComponent(flags.job)}`;
-  return { client: createStationClient(stationUrl, token), base, scoutId, instanceId };
+  return {
+    client: createStationClient(stationUrl, token).instance(scoutId, instanceId),
+    scoutId,
+    instanceId,
+  };
 }
 
 function formatSize(bytes: number): string {
@@ -107,11 +112,10 @@ function formatSize(bytes: number): string {
 
 /** `--list`: the job's snapshots on the Station, newest first, one a line; writes nothing else. */
 async function listSnapshots(flags: RestoreFlags, dataDir: string | undefined): Promise<void> {
-  const { client, base, scoutId, instanceId } = stationTarget(flags, dataDir);
-  let snapshots: Array<{ filename: string; timestamp: string; size_bytes: number; fingerprint: string }>;
+  const { client, scoutId, instanceId } = stationTarget(flags, dataDir);
+  let snapshots: ListedSnapshot[];
   try {
-    snapshots = (await client.request<{ snapshots: typeof snapshots }>('GET', `${base}/snapshots`, undefined))
-      .data.snapshots;
+    snapshots = await client.snapshots(flags.job);
   } catch (error) {
     throw recoveryFailure(error, scoutId, instanceId);
   }
@@ -133,8 +137,8 @@ export async function scoutRestore(flags: RestoreFlags): Promise<void> {
   if (!isNamespaceComponent(flags.job)) throw new ConfigError(`--job must be ${NAMESPACE_RULE}`);
   if (flags.fingerprint && flags.file) throw new ConfigError('use --fingerprint or --file, not both');
   if (flags.key && flags.keyFile) throw new ConfigError('use --key or --key-file, not both');
-  if (flags.fingerprint && !/^(?:[0-9a-f]{8}|[0-9a-f]{64})$/.test(flags.fingerprint)) {
-    throw new ConfigError('--fingerprint must be 8 or 64 lowercase hex characters');
+  if (flags.fingerprint && !isFingerprint(flags.fingerprint)) {
+    throw new ConfigError(`--fingerprint must be ${FINGERPRINT_RULE}`);
   }
   const dataDir = flags.dataDir ? resolve(flags.dataDir) : undefined;
   if (flags.list) return listSnapshots(flags, dataDir);
@@ -149,14 +153,12 @@ export async function scoutRestore(flags: RestoreFlags): Promise<void> {
     source = createReadStream(flags.archive, { highWaterMark: 1024 * 1024 });
     size = statSync(flags.archive).size;
   } else {
-    const { client, base, scoutId, instanceId } = stationTarget(flags, dataDir);
-    const path = flags.file
-      ? `${base}/archive/${encodeURIComponent(flags.file)}`
-      : flags.fingerprint
-        ? `${base}/by-fingerprint?fp=${flags.fingerprint}`
-        : `${base}/latest`;
+    const { client, scoutId, instanceId } = stationTarget(flags, dataDir);
     try {
-      const download = await client.download(path);
+      const download = await client.download(flags.job, {
+        filename: flags.file,
+        fingerprint: flags.fingerprint,
+      });
       snapshot = download.filename;
       source = download.body;
       size = download.size;

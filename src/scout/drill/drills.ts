@@ -3,6 +3,7 @@ import { clock } from '../../core/clock.ts';
 import { badRequest, notFound } from '../../core/errors.ts';
 import { logger } from '../../core/log.ts';
 import type { Notifier } from '../../core/notify/ntfy.ts';
+import type { ListedSnapshot } from '../../shared/protocol/recovery.ts';
 import { AgeError } from '../archive/age.ts';
 import type { DiscoveredJob } from '../jobs/discovery.ts';
 import type { KeyStore } from '../keys/key-store.ts';
@@ -13,22 +14,15 @@ import type { JobCatalog } from '../services/job-catalog.ts';
 import type { ScoutSettingsService } from '../services/scout-settings.ts';
 import type { DrillOutcome, JobStates } from '../state/job-states.ts';
 import { createStationClient, StationError } from '../upload/station-client.ts';
+import { stationFailure, stationNotConfigured } from '../upload/station-errors.ts';
 import { readSnapshot } from './read-snapshot.ts';
 
 const log = logger.child({ mod: 'scout/drill' });
 
-/** A stored snapshot as the Station's snapshot list gives it (newest first). */
-interface ListedSnapshot {
-  filename: string;
-  size_bytes: number;
-  fingerprint: string;
-}
-
 /** Why a drill failed, in words that say what it means for the snapshot. */
 function drillError(error: unknown): string {
   const message = (error as Error).message ?? String(error);
-  if (error instanceof StationError)
-    return `the Station answered ${error.status || 'nothing'}: ${typeof error.detail === 'string' ? error.detail : message}`;
+  if (error instanceof StationError) return stationFailure(error).message;
   if (error instanceof AgeError)
     return `cannot decrypt the snapshot (${message}): it is damaged or was made with a key this Scout no longer has`;
   if (error instanceof TarError || error instanceof UnsafeEntryError)
@@ -80,37 +74,24 @@ export function createDrills(deps: {
 
   async function station() {
     const settings = await deps.settings.read();
-    if (!settings.station_url || !settings.scout_credential) {
-      throw badRequest('no Station configured: set station_url and scout_credential first');
-    }
+    if (!settings.station_url || !settings.scout_credential) throw stationNotConfigured();
     const client = createStationClient(settings.station_url, settings.scout_credential);
-    const path = (root: string, jobName: string) =>
-      `/backup/${root}/${encodeURIComponent(settings.scout_id)}/${encodeURIComponent(deps.instanceId)}/${encodeURIComponent(jobName)}`;
-    return { client, path, scoutId: settings.scout_id };
+    return { client: client.instance(settings.scout_id, deps.instanceId), scoutId: settings.scout_id };
   }
 
   /** Drills one job; null when the Station holds no snapshot of it (nothing to prove). */
   async function drillJob(job: DiscoveredJob, ctx: OperationContext): Promise<DrillOutcome | null> {
     const jobName = job.config?.job_name ?? '';
-    const { client, path } = await station();
+    const { client } = await station();
     ctx.progress({ job_name: jobName, phase: 'listing', bytes_done: 0, bytes_total: 0 });
     let newest: ListedSnapshot | undefined;
     let files = 0;
     let bytes = 0;
     try {
-      const listed = await client.request<{ snapshots: ListedSnapshot[] }>(
-        'GET',
-        `${path('recovery', jobName)}/snapshots`,
-        undefined,
-        ctx.signal,
-      );
-      newest = listed.data.snapshots[0];
+      newest = (await client.snapshots(jobName, ctx.signal))[0];
       if (!newest) return null;
       ctx.progress({ phase: 'downloading', bytes_total: newest.size_bytes });
-      const snapshot = await client.download(
-        `${path('recovery', jobName)}/archive/${encodeURIComponent(newest.filename)}`,
-        ctx.signal,
-      );
+      const snapshot = await client.download(jobName, { filename: newest.filename }, ctx.signal);
       ctx.progress({ phase: 'drilling' });
       const read = await readSnapshot({
         source: snapshot.body,
@@ -167,10 +148,8 @@ export function createDrills(deps: {
       log.info({ job: jobName, filename: result.filename, files: result.files }, 'restore drill passed');
     }
     try {
-      const { client, path } = await station();
-      await client.request('POST', path('drills', jobName), JSON.stringify(result), undefined, {
-        'content-type': 'application/json',
-      });
+      const { client } = await station();
+      await client.reportDrill(jobName, result);
     } catch (error) {
       log.warn(
         { job: jobName, err: error },

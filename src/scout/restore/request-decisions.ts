@@ -1,27 +1,21 @@
 import { join } from 'node:path';
-import { AppError, badRequest, conflict, notFound } from '../../core/errors.ts';
+import { badRequest, conflict, notFound } from '../../core/errors.ts';
 import { logger } from '../../core/log.ts';
 import type { Notifier } from '../../core/notify/ntfy.ts';
 import { isNamespaceComponent, NAMESPACE_RULE } from '../../shared/namespace.ts';
+import type { RequestReport, RestoreRequestView } from '../../shared/protocol/recovery.ts';
 import { parseScoutKey, type ScoutKey } from '../archive/x25519.ts';
 import type { KeyStore } from '../keys/key-store.ts';
 import type { Runner } from '../schedule/runner.ts';
 import type { ScoutSettingsService } from '../services/scout-settings.ts';
-import { createStationClient, type StationClient, StationError } from '../upload/station-client.ts';
-import { describeStationError } from '../upload/uploader.ts';
+import { createStationClient, type InstanceClient, StationError } from '../upload/station-client.ts';
+import { stationAppError, stationNotConfigured } from '../upload/station-errors.ts';
 import { restoreFailure, restoreNotice } from './restore-service.ts';
 import { restoreArchive } from './restorer.ts';
 
 const log = logger.child({ mod: 'scout/restore-requests' });
 
-export interface RestoreRequest {
-  id: string;
-  job_name: string;
-  filename: string;
-  status: string;
-  source_scout_id: string;
-  source_instance_id: string;
-}
+export type RestoreRequest = RestoreRequestView;
 
 /** The Scout's side of Station restore requests: read them, accept (restore) or reject them. */
 export function createRequestDecisions(deps: {
@@ -32,45 +26,38 @@ export function createRequestDecisions(deps: {
   scanRoot: string;
   notifier?: Notifier;
 }) {
-  async function station(): Promise<{ client: StationClient; base: string }> {
+  /** This instance's client of the Station. */
+  async function station(): Promise<InstanceClient> {
     const settings = await deps.settings.read();
-    if (!settings.station_url || !settings.scout_credential) {
-      throw badRequest('no Station configured: set station_url and scout_credential first');
-    }
-    return {
-      client: createStationClient(settings.station_url, settings.scout_credential),
-      base: `/backup/recovery/${encodeURIComponent(settings.scout_id)}/${encodeURIComponent(deps.instanceId)}/requests`,
-    };
+    if (!settings.station_url || !settings.scout_credential) throw stationNotConfigured();
+    return createStationClient(settings.station_url, settings.scout_credential).instance(
+      settings.scout_id,
+      deps.instanceId,
+    );
   }
 
   async function call<T>(work: () => Promise<T>): Promise<T> {
     try {
       return await work();
     } catch (error) {
-      if (error instanceof StationError) {
-        if (error.status === 404) throw notFound(String(error.message));
-        if (error.status === 409) throw conflict(String(error.message));
-        throw new AppError(502, describeStationError(error));
-      }
-      throw error;
+      throw error instanceof StationError ? stationAppError(error) : error;
     }
   }
 
+  /** Requests for this instance; none before its token is bound (no upload yet). */
   async function list(): Promise<RestoreRequest[]> {
-    const { client, base } = await station();
-    return call(
-      async () =>
-        (await client.request<{ requests: RestoreRequest[] }>('GET', base, undefined)).data.requests,
-    );
+    const client = await station();
+    try {
+      return await client.requests();
+    } catch (error) {
+      if (error instanceof StationError && error.code === 'not_bound') return [];
+      throw error instanceof StationError ? stationAppError(error) : error;
+    }
   }
 
-  async function report(id: string, status: 'accepted' | 'rejected' | 'completed') {
-    const { client, base } = await station();
-    return call(() =>
-      client.request('POST', `${base}/${encodeURIComponent(id)}`, JSON.stringify({ status }), undefined, {
-        'content-type': 'application/json',
-      }),
-    );
+  async function report(id: string, status: RequestReport) {
+    const client = await station();
+    return call(() => client.reportRequest(id, status));
   }
 
   return {
@@ -96,7 +83,7 @@ export function createRequestDecisions(deps: {
       const request = (await list()).find((r) => r.id === input.id);
       if (!request) throw notFound(`no restore request ${input.id} for this Scout`);
       if (request.status === 'expired')
-        throw conflict('the restore request expired; ask the Station admin for a new one');
+        throw conflict('the restore request expired; ask the Station admin for a new one', 'expired');
       if (input.decision === 'reject') {
         await report(request.id, 'rejected');
         return { status: 'rejected', id: request.id };
@@ -116,12 +103,9 @@ export function createRequestDecisions(deps: {
       const outcome = await deps.runner.run('restore', request.job_name, async (ctx) => {
         await report(request.id, 'accepted');
         try {
-          const { client, base } = await station();
+          const client = await station();
           ctx.progress({ phase: 'downloading' });
-          const download = await client.download(
-            `${base}/${encodeURIComponent(request.id)}/archive`,
-            ctx.signal,
-          );
+          const download = await client.downloadRequest(request.id, ctx.signal);
           ctx.progress({ phase: 'restoring', bytes_total: download.size });
           const plan = await restoreArchive({
             source: download.body,

@@ -1,5 +1,12 @@
-import { AppError, badRequest, conflict, notFound } from '../../core/errors.ts';
+import { badRequest, conflict, notFound } from '../../core/errors.ts';
 import type { Notifier } from '../../core/notify/ntfy.ts';
+import {
+  FINGERPRINT_RULE,
+  isFingerprint,
+  isSnapshotFilename,
+  SNAPSHOT_FILENAME_RULE,
+} from '../../shared/protocol/fields.ts';
+import type { ListedSnapshot, SnapshotChoice } from '../../shared/protocol/recovery.ts';
 import { AgeError } from '../archive/age.ts';
 import type { ScoutKey } from '../archive/x25519.ts';
 import type { KeyStore } from '../keys/key-store.ts';
@@ -7,44 +14,24 @@ import type { OperationContext, Runner } from '../schedule/runner.ts';
 import type { JobCatalog } from '../services/job-catalog.ts';
 import type { ScoutSettingsService } from '../services/scout-settings.ts';
 import { createStationClient, StationError } from '../upload/station-client.ts';
-import { describeStationError } from '../upload/uploader.ts';
+import { stationAppError, stationNotConfigured } from '../upload/station-errors.ts';
 import { restoreArchive, UnsafeEntryError } from './restorer.ts';
 import { TarError } from './tar-reader.ts';
 
-const FINGERPRINT = /^(?:[0-9a-f]{8}|[0-9a-f]{64})$/;
-const FILENAME = /^[A-Za-z0-9_-][A-Za-z0-9._-]*\.tar\.zst$/;
-
-/** Which snapshot to restore: an exact file, the newest with a fingerprint, or the latest. */
-export interface SnapshotChoice {
-  fingerprint?: string | undefined;
-  filename?: string | undefined;
-}
-
-/** A stored snapshot of a job as the Station lists it (newest first). */
-export interface ListedSnapshot {
-  filename: string;
-  timestamp: string;
-  size_bytes: number;
-  fingerprint: string;
-}
+export type { ListedSnapshot, SnapshotChoice };
 
 /** Turns what can go wrong in a restore into an answer that says what to do. */
 export function restoreFailure(error: unknown): unknown {
-  if (error instanceof StationError) {
-    if (error.status === 404) return notFound(`the Station has no such snapshot (${String(error.message)})`);
-    if (error.status === 403) {
-      return new AppError(
-        502,
-        `the Station refused this Scout's token for its own instance (${String(error.message)}); mint a Station token for this instance (or a recovery token) and save it as scout_credential`,
-      );
-    }
-    return new AppError(502, describeStationError(error));
-  }
+  if (error instanceof StationError) return stationAppError(error);
   if (error instanceof AgeError) {
-    return conflict(`cannot decrypt the snapshot: ${error.message}; it needs the Scout key it was made with`);
+    return conflict(
+      `cannot decrypt the snapshot: ${error.message}; it needs the Scout key it was made with`,
+      'cannot_decrypt',
+    );
   }
-  if (error instanceof UnsafeEntryError) return conflict(`restore refused: ${error.message}`);
-  if (error instanceof TarError) return conflict(`the snapshot is damaged: ${error.message}`);
+  if (error instanceof UnsafeEntryError) return conflict(`restore refused: ${error.message}`, 'unsafe_entry');
+  if (error instanceof TarError)
+    return conflict(`the snapshot is damaged: ${error.message}`, 'snapshot_damaged');
   return error;
 }
 
@@ -75,26 +62,20 @@ export function createRestores(deps: {
   runner: Runner;
   notifier?: Notifier;
 }) {
-  /** The Station client and this job's recovery path on the Station. */
-  async function station(jobName: string) {
+  /** This instance's client of the Station. */
+  async function station() {
     const settings = await deps.settings.read();
-    if (!settings.station_url || !settings.scout_credential) {
-      throw badRequest('no Station configured: set station_url and scout_credential first');
-    }
-    const client = createStationClient(settings.station_url, settings.scout_credential);
-    const base = `/backup/recovery/${encodeURIComponent(settings.scout_id)}/${encodeURIComponent(deps.instanceId)}/${encodeURIComponent(jobName)}`;
-    return { client, base };
+    if (!settings.station_url || !settings.scout_credential) throw stationNotConfigured();
+    return createStationClient(settings.station_url, settings.scout_credential).instance(
+      settings.scout_id,
+      deps.instanceId,
+    );
   }
 
   async function download(jobName: string, choice: SnapshotChoice, ctx: OperationContext) {
-    const { client, base } = await station(jobName);
-    const path = choice.filename
-      ? `${base}/archive/${encodeURIComponent(choice.filename)}`
-      : choice.fingerprint
-        ? `${base}/by-fingerprint?fp=${choice.fingerprint}`
-        : `${base}/latest`;
+    const client = await station();
     ctx.progress({ phase: 'downloading' });
-    return client.download(path, ctx.signal);
+    return client.download(jobName, choice, ctx.signal);
   }
 
   async function jobAt(relativePath: string) {
@@ -106,12 +87,10 @@ export function createRestores(deps: {
 
   async function run(relativePath: string, choice: SnapshotChoice, dryRun: boolean) {
     const fp = choice.fingerprint ?? '';
-    if (fp !== '' && !FINGERPRINT.test(fp))
-      throw badRequest('fingerprint must be empty, or 8 or 64 lowercase hex characters');
-    if (choice.filename !== undefined && !FILENAME.test(choice.filename))
-      throw badRequest(
-        'filename must be a snapshot file name ending in .tar.zst, as the snapshot list gives it',
-      );
+    if (fp !== '' && !isFingerprint(fp))
+      throw badRequest(`fingerprint must be empty, or ${FINGERPRINT_RULE}`);
+    if (choice.filename !== undefined && !isSnapshotFilename(choice.filename))
+      throw badRequest(`filename must be ${SNAPSHOT_FILENAME_RULE}`);
     if (fp !== '' && choice.filename) throw badRequest('give a fingerprint or a filename, not both');
     const { job, jobName } = await jobAt(relativePath);
     const keys: ScoutKey[] = deps.keys.all();
@@ -156,14 +135,9 @@ export function createRestores(deps: {
     /** The job's snapshots on the Station, newest first (asks the Station each time). */
     async snapshots(relativePath: string): Promise<{ job_name: string; snapshots: ListedSnapshot[] }> {
       const { jobName } = await jobAt(relativePath);
-      const { client, base } = await station(jobName);
+      const client = await station();
       try {
-        const { data } = await client.request<{ snapshots: ListedSnapshot[] }>(
-          'GET',
-          `${base}/snapshots`,
-          undefined,
-        );
-        return { job_name: jobName, snapshots: data.snapshots };
+        return { job_name: jobName, snapshots: await client.snapshots(jobName) };
       } catch (error) {
         throw restoreFailure(error);
       }

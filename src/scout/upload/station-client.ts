@@ -1,65 +1,81 @@
 import { createReadStream } from 'node:fs';
 import { Readable } from 'node:stream';
+import type { ReadableStream as WebReadableStream } from 'node:stream/web';
+import type { DrillOutcome } from '../../shared/protocol/drills.ts';
+import { type ErrorCode, errorCodeOf } from '../../shared/protocol/error-codes.ts';
+import { instancePaths, uploadPaths } from '../../shared/protocol/paths.ts';
+import type {
+  ListedSnapshot,
+  RequestReport,
+  RestoreRequestList,
+  RestoreRequestView,
+  SnapshotChoice,
+  SnapshotList,
+} from '../../shared/protocol/recovery.ts';
+import { stationStatusMeaning } from '../../shared/protocol/status-codes.ts';
+import type {
+  ChunkReply,
+  FinalizeReply,
+  InitiateReply,
+  InitiateRequest,
+} from '../../shared/protocol/uploads.ts';
 
-/** A refusal or failure from the Station, with what the uploader needs to decide. */
+export type { FinalizeReply, InitiateReply } from '../../shared/protocol/uploads.ts';
+
+/** A refusal or failure from the Station (status 0: no answer), with what a caller decides on. */
 export class StationError extends Error {
   override name = 'StationError';
   readonly status: number;
   readonly detail: unknown;
+  /** The answer's stable `code` (null: no answer, or a Station that sends none). */
+  readonly code: ErrorCode | null;
   readonly retryAfterSeconds: number | null;
 
-  constructor(status: number, detail: unknown, retryAfterSeconds: number | null, message: string) {
+  constructor(
+    status: number,
+    detail: unknown,
+    retryAfterSeconds: number | null,
+    message: string,
+    code: ErrorCode | null = null,
+  ) {
     super(message);
     this.status = status;
     this.detail = detail;
     this.retryAfterSeconds = retryAfterSeconds;
+    this.code = code;
   }
 
-  /** The Station could not be reached, or answered with a server-side or rate-limit failure. */
+  /** Unreachable, rate-limited or a server-side failure: trying again within the operation may help. */
   get transient(): boolean {
-    return (
-      this.status === 0 ||
-      this.status === 429 ||
-      this.status === 502 ||
-      this.status === 504 ||
-      this.status === 500
-    );
+    return stationStatusMeaning(this.status).retry;
   }
 }
 
-export interface InitiateReply {
-  upload_id: string;
-  status: 'receiving' | 'complete' | 'stored';
-  next_offset: number;
-  archive_size_bytes: number;
-  recommended_chunk_size_bytes: number;
-  duplicate: boolean;
-  stored_as?: string;
-  pruned: string[];
-}
-
-export interface FinalizeReply {
-  status: 'stored';
-  stored_as: string;
-  pruned: string[];
-  duplicate: boolean;
-  unusual?: boolean;
-  unusual_reason?: string;
+/** A snapshot streaming from the Station; `filename` is the Station's name for it. */
+export interface Download {
+  filename: string;
+  size: number;
+  body: Readable;
 }
 
 const REQUEST_TIMEOUT_MS = 60_000;
+const JSON_HEADERS = { 'content-type': 'application/json' };
 
-/** The Station's `/backup/...` protocol, authenticated with the Station token. */
+/**
+ * The one client of the Station's `/backup/*` protocol, authenticated with the Station token.
+ * Addresses come from src/shared/protocol/paths.ts; failures are StationErrors, which
+ * src/scout/upload/station-errors.ts turns into what the Scout says.
+ */
 export function createStationClient(baseUrl: string, token: string) {
   const base = baseUrl.replace(/\/+$/, '');
 
-  async function request<T>(
+  async function send(
     method: string,
     path: string,
-    body: string | Buffer | Readable | undefined,
-    signal?: AbortSignal,
+    body: string | Readable | undefined,
+    signal: AbortSignal | undefined,
     headers: Record<string, string> = {},
-  ): Promise<{ data: T; response: Response }> {
+  ): Promise<Response> {
     const timeout = AbortSignal.timeout(REQUEST_TIMEOUT_MS);
     let response: Response;
     try {
@@ -72,89 +88,135 @@ export function createStationClient(baseUrl: string, token: string) {
       } as RequestInit);
     } catch (error) {
       if (signal?.aborted) throw signal.reason;
-      throw new StationError(
-        0,
-        null,
-        null,
-        `cannot reach the Station at ${base}: ${(error as Error).cause ?? (error as Error).message}`,
-      );
+      const cause = (error as Error).cause ?? (error as Error).message;
+      throw new StationError(0, null, null, `cannot reach the Station at ${base}: ${cause}`);
     }
-    if (response.ok && response.headers.get('content-type')?.includes('application/octet-stream')) {
-      return { data: undefined as T, response };
-    }
+    if (!response.ok) throw await refusal(response);
+    return response;
+  }
+
+  async function json<T>(
+    method: string,
+    path: string,
+    body: unknown,
+    signal: AbortSignal | undefined,
+  ): Promise<T> {
+    const response = await send(
+      method,
+      path,
+      body === undefined ? undefined : JSON.stringify(body),
+      signal,
+      body === undefined ? {} : JSON_HEADERS,
+    );
     const text = await response.text();
-    let parsed: unknown = text;
     try {
-      parsed = text ? JSON.parse(text) : null;
+      return (text ? JSON.parse(text) : null) as T;
     } catch {
-      parsed = text;
-    }
-    if (!response.ok) {
-      const detail = (parsed as { detail?: unknown } | null)?.detail ?? parsed;
-      const retry = Number(response.headers.get('retry-after'));
-      const message = typeof detail === 'string' ? detail : JSON.stringify(detail);
       throw new StationError(
         response.status,
-        detail,
-        Number.isFinite(retry) && retry > 0 ? retry : null,
-        message,
+        text,
+        null,
+        `the Station answered ${path} with no JSON`,
+        'station_error',
       );
     }
-    return { data: parsed as T, response };
+  }
+
+  async function download(path: string, signal: AbortSignal | undefined): Promise<Download> {
+    const response = await send('GET', path, undefined, signal);
+    if (!response.body)
+      throw new StationError(502, 'empty download', null, 'the Station sent no snapshot bytes');
+    return {
+      filename: response.headers.get('x-relay-snapshot-filename') ?? '',
+      size: Number(response.headers.get('content-length') ?? 0),
+      body: Readable.fromWeb(response.body as WebReadableStream),
+    };
   }
 
   return {
     baseUrl: base,
-    request,
-    async initiate(meta: Record<string, unknown>, signal?: AbortSignal): Promise<InitiateReply> {
-      const body = JSON.stringify(meta);
-      return (
-        await request<InitiateReply>('POST', '/backup/uploads/initiate', body, signal, {
-          'content-type': 'application/json',
-        })
-      ).data;
-    },
+
+    initiate: (meta: InitiateRequest, signal?: AbortSignal) =>
+      json<InitiateReply>('POST', uploadPaths.initiate, meta, signal),
+
     /** Sends `length` bytes of `file` from `offset`, streamed from disk. */
-    async chunk(uploadId: string, file: string, offset: number, length: number, signal?: AbortSignal) {
-      const path = `/backup/uploads/${encodeURIComponent(uploadId)}/chunk?offset=${offset}`;
+    async chunk(
+      uploadId: string,
+      file: string,
+      offset: number,
+      length: number,
+      signal?: AbortSignal,
+    ): Promise<ChunkReply> {
       const body = createReadStream(file, {
         start: offset,
         end: offset + length - 1,
         highWaterMark: 256 * 1024,
       });
-      return (
-        await request<{ next_offset: number; status: string }>('PUT', path, body, signal, {
-          'content-type': 'application/octet-stream',
-          'content-length': String(length),
-        })
-      ).data;
-    },
-    /** Streams a snapshot from a recovery route; `filename` is the Station's name for it. */
-    async download(
-      path: string,
-      signal?: AbortSignal,
-    ): Promise<{ filename: string; size: number; body: Readable }> {
-      const { response } = await request<undefined>('GET', path, undefined, signal);
-      if (!response.body)
-        throw new StationError(502, 'empty download', null, 'the Station sent no snapshot bytes');
-      return {
-        filename: response.headers.get('x-relay-snapshot-filename') ?? '',
-        size: Number(response.headers.get('content-length') ?? 0),
-        body: Readable.fromWeb(response.body as import('node:stream/web').ReadableStream),
-      };
+      const response = await send('PUT', uploadPaths.chunk(uploadId, offset), body, signal, {
+        'content-type': 'application/octet-stream',
+        'content-length': String(length),
+      });
+      return (await response.json()) as ChunkReply;
     },
 
-    async finalize(uploadId: string, signal?: AbortSignal): Promise<FinalizeReply> {
-      return (
-        await request<FinalizeReply>(
-          'POST',
-          `/backup/uploads/${encodeURIComponent(uploadId)}/finalize`,
-          undefined,
-          signal,
-        )
-      ).data;
+    finalize: (uploadId: string, signal?: AbortSignal) =>
+      json<FinalizeReply>('POST', uploadPaths.finalize(uploadId), undefined, signal),
+
+    /** Recovery, restore requests and drills of one Scout instance. */
+    instance(scoutId: string, instanceId: string) {
+      const paths = instancePaths(scoutId, instanceId);
+      return {
+        /** The job's snapshots, newest first. */
+        snapshots: async (jobName: string, signal?: AbortSignal): Promise<ListedSnapshot[]> =>
+          (await json<SnapshotList>('GET', paths.snapshots(jobName), undefined, signal)).snapshots,
+
+        /** Streams the chosen snapshot: an exact file, the newest with a fingerprint, or the latest. */
+        download: (jobName: string, choice: SnapshotChoice, signal?: AbortSignal): Promise<Download> =>
+          download(
+            choice.filename
+              ? paths.archive(jobName, choice.filename)
+              : choice.fingerprint
+                ? paths.byFingerprint(jobName, choice.fingerprint)
+                : paths.latest(jobName),
+            signal,
+          ),
+
+        /** Restore requests addressed to this instance (the last 7 days). */
+        requests: async (signal?: AbortSignal): Promise<RestoreRequestView[]> =>
+          (await json<RestoreRequestList>('GET', paths.requests, undefined, signal)).requests,
+
+        reportRequest: (id: string, status: RequestReport, signal?: AbortSignal) =>
+          json<unknown>('POST', paths.request(id), { status }, signal),
+
+        downloadRequest: (id: string, signal?: AbortSignal) => download(paths.requestArchive(id), signal),
+
+        reportDrill: (jobName: string, outcome: DrillOutcome, signal?: AbortSignal) =>
+          json<unknown>('POST', paths.drill(jobName), outcome, signal),
+      };
     },
   };
 }
 
+/** A StationError from a refusal: its detail, code and Retry-After. */
+async function refusal(response: Response): Promise<StationError> {
+  const text = await response.text().catch(() => '');
+  let parsed: unknown = text;
+  try {
+    parsed = text ? JSON.parse(text) : null;
+  } catch {
+    parsed = text;
+  }
+  const detail = (parsed as { detail?: unknown } | null)?.detail ?? parsed;
+  const retry = Number(response.headers.get('retry-after'));
+  const message = typeof detail === 'string' ? detail : JSON.stringify(detail);
+  return new StationError(
+    response.status,
+    detail,
+    Number.isFinite(retry) && retry > 0 ? retry : null,
+    message,
+    errorCodeOf(parsed),
+  );
+}
+
 export type StationClient = ReturnType<typeof createStationClient>;
+export type InstanceClient = ReturnType<StationClient['instance']>;

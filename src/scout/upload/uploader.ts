@@ -1,6 +1,7 @@
 import { access } from 'node:fs/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { logger } from '../../core/log.ts';
+import type { InitiateRequest } from '../../shared/protocol/uploads.ts';
 import { type FinalizeReply, type StationClient, StationError } from './station-client.ts';
 
 const log = logger.child({ mod: 'scout/upload' });
@@ -27,28 +28,8 @@ export interface UploadTarget {
   advertisedUrl: string | undefined;
 }
 
-/** A sentence for the job's `last_error`: what went wrong and what the operator should do. */
-export function describeStationError(error: StationError): string {
-  const detail = typeof error.detail === 'string' ? error.detail : error.message;
-  switch (error.status) {
-    case 0:
-      return `${error.message}; check station_url and the network — the archive stays staged for the next cycle`;
-    case 401:
-      return `the Station refused the Station token (${detail}); mint a new token on the Station and save it as scout_credential`;
-    case 403:
-      return `the Station token may not upload for this Scout instance (${detail}); mint a token for this instance`;
-    case 409:
-      return `the Station refused the upload (${detail}); a normal Station token serves one Scout instance: mint one for this instance`;
-    case 413:
-      return `the archive is larger than the Station accepts (${detail}); raise MAX_UPLOAD_BYTES on the Station or exclude files`;
-    case 503:
-      return `the Station does not accept uploads now (${detail}); the archive stays staged and the next cycle uploads it`;
-    case 507:
-      return `the Station is out of disk space (${detail}); free space on the Station — the archive stays staged`;
-    default:
-      return `the Station answered ${error.status}: ${detail}; the archive stays staged for the next cycle`;
-  }
-}
+/** Kept here for callers that import it with the uploader. */
+export { describeStationError } from './station-errors.ts';
 
 /**
  * Uploads a staged archive: initiation (resuming by idempotency key), chunks from
@@ -64,7 +45,7 @@ export async function uploadStaged(options: {
   onProgress?: (done: number, total: number) => void;
 }): Promise<FinalizeReply> {
   const { client, staged, target, signal } = options;
-  const meta = {
+  const meta: InitiateRequest = {
     scout_id: target.scoutId,
     scout_instance_id: target.instanceId,
     job_name: target.jobName,

@@ -5,7 +5,7 @@ import { badRequest, conflict, notFound } from '../../core/errors.ts';
 import { logger } from '../../core/log.ts';
 import type { StationDb } from '../db/open.ts';
 import { restoreRequests, tokenBindings } from '../db/station-tables.ts';
-import type { SnapshotKey } from '../storage/snapshot-store.ts';
+import type { SnapshotKey } from '../storage/storage.ts';
 import type { SnapshotIndex } from './snapshot-index.ts';
 import { checkJobRef } from './snapshots.ts';
 import type { StationTokenRow, StationTokens } from './station-tokens.ts';
@@ -197,7 +197,7 @@ export function createRestoreRequests(deps: {
       const current = effectiveStatus(row);
       if (current === status) return { request: requestView(row) };
       if (current === 'expired')
-        throw conflict('the restore request expired; ask the Station admin for a new one');
+        throw conflict('the restore request expired; ask the Station admin for a new one', 'expired');
       if (!MOVES[current]?.includes(status))
         throw conflict(`a ${current} restore request cannot become ${status}`);
       const [updated] = await db
@@ -219,7 +219,7 @@ export function createRestoreRequests(deps: {
       const row = await forInstance(token, scoutId, instanceId, id);
       const status = effectiveStatus(row);
       if (status === 'expired')
-        throw conflict('the restore request expired; ask the Station admin for a new one');
+        throw conflict('the restore request expired; ask the Station admin for a new one', 'expired');
       if (status !== 'accepted') throw notFound(`restore request ${id} is ${status}, not accepted`);
       return {
         scoutId: row.sourceScoutId,
