@@ -6,6 +6,8 @@ export const jobStates = sqliteTable('job_states', {
   jobName: text('job_name').notNull(),
   lastStatus: text('last_status').notNull(),
   lastError: text('last_error'),
+  /** The stable code of last_error (src/shared/protocol/error-codes.ts), or null. */
+  lastErrorCode: text('last_error_code'),
   lastAttemptAt: integer('last_attempt_at'),
   lastSuccessAt: integer('last_success_at'),
   lastStoredAs: text('last_stored_as'),

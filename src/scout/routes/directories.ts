@@ -68,6 +68,7 @@ export function directoryRoutes(scout: ScoutServices, jobs: JobAdmin) {
     await scout.states.update(job.relative_path, job.config?.job_name ?? row?.jobName ?? '', {
       staged: null,
       lastError: null,
+      lastErrorCode: null,
     });
     return c.json({ status: 'cleared', relative_path: job.relative_path, cleared: staged !== null });
   });

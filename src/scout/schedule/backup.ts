@@ -5,6 +5,7 @@ import { clock } from '../../core/clock.ts';
 import type { Hooks } from '../../core/hooks/hooks.ts';
 import { logger } from '../../core/log.ts';
 import type { Notifier } from '../../core/notify/ntfy.ts';
+import type { ErrorCode } from '../../shared/protocol/error-codes.ts';
 import { writeArchive } from '../archive/pipeline.ts';
 import type { DiscoveredJob } from '../jobs/discovery.ts';
 import { jobFingerprint, type WalkEntry, walkJob } from '../jobs/walk.ts';
@@ -13,7 +14,8 @@ import type { ScoutSettingsService } from '../services/scout-settings.ts';
 import type { JobStates } from '../state/job-states.ts';
 import type { Circuit } from '../upload/circuit.ts';
 import { createStationClient, StationError } from '../upload/station-client.ts';
-import { describeStationError, type StagedArchive, uploadStaged } from '../upload/uploader.ts';
+import { stationFailure } from '../upload/station-errors.ts';
+import { type StagedArchive, uploadStaged } from '../upload/uploader.ts';
 import type { OperationContext } from './runner.ts';
 
 const log = logger.child({ mod: 'scout/backup' });
@@ -36,7 +38,10 @@ export function createBackup(deps: {
   jobs: () => Promise<DiscoveredJob[]>;
   hooks: Hooks;
   notifier: Notifier;
+  /** The Station client to upload with (tests pass a fake one). */
+  stationClient?: typeof createStationClient;
 }) {
+  const connect = deps.stationClient ?? createStationClient;
   const stagingDir = join(deps.dataDir, 'staging');
   /** Jobs whose last failure needs the operator (a token, a limit, a hook), not just a retry. */
   const needsAttention = new Set<string>();
@@ -100,24 +105,34 @@ export function createBackup(deps: {
         await deps.states.update(job.relative_path, name, {
           lastStatus: 'unchanged',
           lastError: null,
+          lastErrorCode: null,
           lastSuccessAt: now,
         });
         return null;
       }
       staged ??= await stage(job, entries, fingerprint, ctx);
       const settings = await deps.settings.read();
-      const refuse = async (message: string, attention = false) => {
+      const refuse = async (message: string, attention = false, code: ErrorCode = 'conflict') => {
         if (attention) needsAttention.add(job.relative_path);
-        await deps.states.update(job.relative_path, name, { lastStatus: 'failed', lastError: message });
+        await deps.states.update(job.relative_path, name, {
+          lastStatus: 'failed',
+          lastError: message,
+          lastErrorCode: code,
+        });
       };
       if (await deps.uploadsPaused()) {
-        await refuse('uploads are paused on this Scout; resume them to upload the staged archive');
+        await refuse(
+          'uploads are paused on this Scout; resume them to upload the staged archive',
+          false,
+          'paused',
+        );
         return null;
       }
       if (!settings.station_url || !settings.scout_credential) {
         await refuse(
           'no Station configured: set station_url and scout_credential (a Station token) in the settings',
           true,
+          'not_configured',
         );
         return null;
       }
@@ -125,11 +140,13 @@ export function createBackup(deps: {
         const { retry_at } = deps.circuit.view();
         await refuse(
           `the Station was unreachable for several cycles; uploads resume at ${retry_at} or on run-now`,
+          false,
+          'station_unreachable',
         );
         return null;
       }
       ctx.progress({ phase: 'uploading', bytes_done: 0, bytes_total: staged.size });
-      const client = createStationClient(settings.station_url, settings.scout_credential);
+      const client = connect(settings.station_url, settings.scout_credential);
       try {
         const stored = await uploadStaged({
           client,
@@ -147,6 +164,7 @@ export function createBackup(deps: {
         await deps.states.update(job.relative_path, name, {
           lastStatus: 'uploaded',
           lastError: null,
+          lastErrorCode: null,
           lastSuccessAt: clock.now(),
           lastStoredAs: stored.stored_as,
           storedFingerprint: staged.fingerprint,
@@ -156,20 +174,26 @@ export function createBackup(deps: {
         return true;
       } catch (error) {
         if (!(error instanceof StationError)) throw error;
-        await refuse(describeStationError(error), [401, 403, 409, 413, 507].includes(error.status));
-        return !(error.status === 0 || error.status >= 500);
+        const failure = stationFailure(error, 'upload');
+        await refuse(failure.message, failure.attention, failure.code);
+        return failure.reached;
       }
     } catch (error) {
       if (ctx.signal.aborted) {
         await deps.states.update(job.relative_path, name, {
           lastStatus: 'cancelled',
           lastError: 'cancelled by the operator; a staged archive is kept for the next cycle',
+          lastErrorCode: null,
         });
         throw error;
       }
       const message = `backup failed: ${(error as Error).message}`;
       log.error({ err: error, job: name }, 'job failed');
-      await deps.states.update(job.relative_path, name, { lastStatus: 'failed', lastError: message });
+      await deps.states.update(job.relative_path, name, {
+        lastStatus: 'failed',
+        lastError: message,
+        lastErrorCode: 'internal',
+      });
       return null;
     }
   }
@@ -199,6 +223,7 @@ export function createBackup(deps: {
       await deps.states.update(job.relative_path, name, {
         lastStatus: 'failed',
         lastAttemptAt: clock.now(),
+        lastErrorCode: 'hook_failed',
         lastError: `the pre-backup hook (hook_pre_command) ${outcome}, so the job was skipped; fix the hook or its cause. Output: ${pre.output.trim().slice(-300)}`,
       });
     } else {

@@ -16,6 +16,8 @@ export function stateView(row: Row | undefined) {
   return {
     last_status: (row?.lastStatus ?? 'never_run') as LastStatus,
     last_error: row?.lastError ?? null,
+    /** The stable code of last_error, for badges (src/shared/protocol/error-codes.ts). */
+    last_error_code: row?.lastErrorCode ?? null,
     last_attempt_at: iso(row?.lastAttemptAt ?? null),
     last_success_at: iso(row?.lastSuccessAt ?? null),
     last_stored_as: row?.lastStoredAs ?? null,
@@ -61,6 +63,7 @@ export function createJobStates(db: ScoutDb) {
         .set({
           lastStatus: 'failed',
           lastError: 'interrupted by a Scout restart; the next cycle continues it',
+          lastErrorCode: null,
         })
         .where(eq(jobStates.lastStatus, 'running'));
     },
