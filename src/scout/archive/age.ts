@@ -11,6 +11,7 @@ import {
 import { Transform, type TransformCallback } from 'node:stream';
 import { ArmorDecoder, startsArmor } from './age-armor.ts';
 import { AgeError } from './age-errors.ts';
+import { ageStreamSealer } from './age-stream.ts';
 import { publicKeyObject, type ScoutKey, x25519 } from './x25519.ts';
 
 export { AgeError, type AgeFailure } from './age-errors.ts';
@@ -70,8 +71,8 @@ function streamNonce(counter: number, last: boolean): Buffer {
   return nonce;
 }
 
-/** The header (with its MAC) and payload key for a new file encrypted to `recipient`. */
-function newHeader(recipient: Uint8Array): { header: Buffer; payloadKey: Buffer; nonce: Buffer } {
+/** The header (with its MAC and the payload nonce) and payload key for a new file encrypted to `recipient`. */
+export function newHeader(recipient: Uint8Array): { header: Buffer; payloadKey: Buffer; nonce: Buffer } {
   const fileKey = randomBytes(16);
   const ephemeral = generateKeyPairSync('x25519');
   const share = Buffer.from(ephemeral.publicKey.export({ format: 'jwk' }).x ?? '', 'base64url');
@@ -92,31 +93,22 @@ function newHeader(recipient: Uint8Array): { header: Buffer; payloadKey: Buffer;
 
 /** Encrypts a byte stream to an X25519 recipient (its 32-byte public key). */
 export function createAgeEncrypt(recipient: Uint8Array): Transform {
-  const { header, payloadKey } = newHeader(recipient);
-  let pending: Buffer = Buffer.alloc(0);
-  let counter = 0;
+  const { header: head, payloadKey } = newHeader(recipient);
+  const sealer = ageStreamSealer(payloadKey);
   let headerSent = false;
+  const header = (push: (b: Buffer) => void) => {
+    if (!headerSent) push(head);
+    headerSent = true;
+  };
   return new Transform({
     transform(chunk: Buffer, _encoding, done: TransformCallback) {
-      if (!headerSent) {
-        this.push(header);
-        headerSent = true;
-      }
-      pending = pending.length === 0 ? chunk : Buffer.concat([pending, chunk]);
-      // Keep at least one byte back: the final chunk must be sealed with the last flag.
-      const out: Buffer[] = [];
-      let offset = 0;
-      while (pending.length - offset > CHUNK) {
-        out.push(seal(payloadKey, streamNonce(counter, false), pending.subarray(offset, offset + CHUNK)));
-        counter += 1;
-        offset += CHUNK;
-      }
-      pending = pending.subarray(offset);
-      done(null, out.length > 0 ? Buffer.concat(out) : undefined);
+      header((b) => this.push(b));
+      const sealed = sealer.push(chunk);
+      done(null, sealed.length > 0 ? sealed : undefined);
     },
     flush(done: TransformCallback) {
-      if (!headerSent) this.push(header);
-      done(null, seal(payloadKey, streamNonce(counter, true), pending));
+      header((b) => this.push(b));
+      done(null, sealer.end());
     },
   });
 }

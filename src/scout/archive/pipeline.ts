@@ -1,13 +1,15 @@
-import { createHash } from 'node:crypto';
-import { createWriteStream } from 'node:fs';
-import { rename, rm } from 'node:fs/promises';
-import { Readable, Transform } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
+import { type FileHandle, open, rename, rm } from 'node:fs/promises';
+import { availableParallelism } from 'node:os';
+import { MessageChannel } from 'node:worker_threads';
 import type { WalkEntry } from '../jobs/walk.ts';
-import { createAgeEncrypt } from './age.ts';
-import { byteCounter } from './byte-counter.ts';
-import { createParallelZstd } from './parallel-zstd.ts';
-import { tarEntries } from './tar-writer.ts';
+import { newHeader } from './age.ts';
+import { BlockFiller } from './block-filler.ts';
+import { SealWorker } from './seal-worker.ts';
+import { writeTar } from './tar-writer.ts';
+import { ZstdWorkers } from './zstd-workers.ts';
+
+/** Tar bytes per zstd frame: big enough for zstd's window, small enough to keep every core busy. */
+const BLOCK = 4 * 1024 * 1024;
 
 export interface ArchiveOptions {
   jobDir: string;
@@ -30,52 +32,98 @@ export interface ArchiveResult {
   sha256: string;
 }
 
-/** Counts and hashes what passes through. */
-function measure() {
-  const hash = createHash('sha256');
-  let size = 0;
-  const stream = new Transform({
-    transform(chunk: Buffer, _encoding, done) {
-      hash.update(chunk);
-      size += chunk.length;
-      done(null, chunk);
+/** Something to wait for: the next event of the workers (a frame sealed, a failure). */
+function events() {
+  const waiting: (() => void)[] = [];
+  return {
+    notify: () => {
+      for (const wake of waiting.splice(0)) wake();
     },
-  });
-  return { stream, result: () => ({ size, sha256: hash.digest('hex') }) };
+    next: () => new Promise<void>((resolve) => waiting.push(resolve)),
+  };
 }
 
 /**
- * One streaming pass: tar (pax: modes, mtimes and owners; tar-writer.ts) → zstd level 3
- * on every core (parallel-zstd.ts) →
- * age to the Scout key → SHA-256 and size → a `.part` file renamed into place when complete.
- * Memory stays constant whatever the archive size.
+ * One streaming pass, on every core: this thread walks the entries and reads them as tar
+ * (pax: modes, mtimes and owners; tar-writer.ts) straight into 4 MiB blocks; zstd worker
+ * threads turn each block into one level-3 frame (zstd-workers.ts); a sealing worker
+ * encrypts the frames in order with age to the Scout key, hashes and writes them
+ * (seal-worker.ts) into a `.part` file, fsynced and renamed into place when complete.
+ * Memory stays bounded by the blocks in flight whatever the archive size.
  */
 export async function writeArchive(options: ArchiveOptions): Promise<ArchiveResult> {
-  const tar = Readable.from(
-    tarEntries(options.jobDir, options.entries, {
+  const partPath = `${options.outPath}.part`;
+  const { header, payloadKey } = newHeader(options.recipient);
+  const changed = events();
+  let failure: Error | null = null;
+  const onFailure = (error: Error) => {
+    failure ??= error;
+    changed.notify();
+  };
+  let sealed = 0;
+  const channels = Array.from({ length: Math.max(2, availableParallelism()) }, () => new MessageChannel());
+  let handle: FileHandle | null = null;
+  let zstd: ZstdWorkers | null = null;
+  let sealer: SealWorker | null = null;
+  try {
+    handle = await open(partPath, 'w');
+    zstd = new ZstdWorkers({ level: 3, blockSize: BLOCK, frames: channels.map((c) => c.port1), onFailure });
+    sealer = new SealWorker({
+      fd: handle.fd,
+      header,
+      payloadKey,
+      frames: channels.map((c) => c.port2),
+      onSealed: (count) => {
+        sealed = count;
+        changed.notify();
+      },
+      onFailure,
+    });
+    const workers = zstd;
+    // Blocks not yet sealed: two per zstd worker (one compressing, one queued) and two sealing.
+    const limit = channels.length * 2 + 2;
+    const spare: Buffer[] = [];
+    let blocks = 1;
+    const filler: BlockFiller = new BlockFiller(Buffer.allocUnsafeSlow(BLOCK), async (block, length) => {
+      workers.compress(block, length).then(
+        (back) => {
+          spare.push(back);
+          changed.notify();
+        },
+        () => {},
+      );
+      options.onProgress?.(filler.total);
+      const wait = () => workers.count - sealed > limit || (spare.length === 0 && blocks > limit);
+      while (wait() && !failure) await changed.next();
+      if (failure) throw failure;
+      const next = spare.pop();
+      if (next) return next;
+      blocks += 1;
+      return Buffer.allocUnsafeSlow(BLOCK);
+    });
+    await writeTar(options.jobDir, options.entries, filler, {
       signal: options.signal,
       onWarning: options.onWarning,
       followSymlinks: options.followSymlinks,
-    }),
-    { objectMode: false, highWaterMark: 1024 * 1024 },
-  );
-  const counter = byteCounter((bytes) => options.onProgress?.(bytes));
-  const output = measure();
-  const partPath = `${options.outPath}.part`;
-  try {
-    await pipeline(
-      tar,
-      counter,
-      createParallelZstd(3),
-      createAgeEncrypt(options.recipient),
-      output.stream,
-      createWriteStream(partPath, { flush: true }),
-      { signal: options.signal },
-    );
+    });
+    await filler.end();
+    const result = await sealer.end(workers.count);
+    await handle.sync();
+    await handle.close();
+    handle = null;
     await rename(partPath, options.outPath);
+    return result;
   } catch (error) {
+    // Stop the workers before closing the file they write.
+    await Promise.all([zstd?.close(), sealer?.close()]);
+    await handle?.close().catch(() => {});
     await rm(partPath, { force: true });
     throw error;
+  } finally {
+    await Promise.all([zstd?.close(), sealer?.close()]);
+    for (const channel of channels) {
+      channel.port1.close();
+      channel.port2.close();
+    }
   }
-  return output.result();
 }

@@ -1,4 +1,4 @@
-import { closeSync, fstatSync, lstatSync, openSync, readSync, statSync } from 'node:fs';
+import { closeSync, fstatSync, lstatSync, openSync, statSync } from 'node:fs';
 import { readlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { logger } from '../../core/log.ts';
@@ -6,7 +6,6 @@ import type { WalkEntry } from '../jobs/walk.ts';
 
 const log = logger.child({ mod: 'scout/tar' });
 const BLOCK = 512;
-const READ = 1024 * 1024;
 const MAX_OCTAL_SIZE = 0o77777777777;
 /** The biggest uid/gid the 8-byte octal header fields hold; bigger ones go in pax records. */
 const MAX_OCTAL_ID = 0o7777777;
@@ -55,11 +54,12 @@ function header(fields: {
   block.write('ustar\u000000', 257, 8, 'ascii');
   if (fields.prefix) block.write(fields.prefix, 345, 155, 'utf8');
   let sum = 0;
-  for (const byte of block) sum += byte;
+  for (let i = 0; i < BLOCK; i += 1) sum += block[i] as number;
   block.write(`${sum.toString(8).padStart(6, '0')}\0 `, 148, 8, 'ascii');
   return block;
 }
 
+const ZEROS = Buffer.alloc(1024 * 1024);
 const padding = (size: number) => Buffer.alloc((BLOCK - (size % BLOCK)) % BLOCK);
 const isAscii = (text: string) => /^[\x20-\x7e]*$/.test(text);
 
@@ -134,21 +134,32 @@ function entryHeaders(entry: {
   return blocks;
 }
 
+/** Where the tar stream goes: headers are copied in, file data is read straight into it. */
+export interface TarSink {
+  put(bytes: Buffer): Promise<void>;
+  /** Reads up to `length` bytes of `fd` at `position` into the stream; 0 at the file's end. */
+  readFrom(fd: number, position: number, length: number): Promise<number>;
+}
+
 /**
- * A POSIX (pax) tar stream of the entries, one file at a time in 1 MiB reads, so memory
- * stays flat whatever the file sizes. Size, mode and mtime come from the open file itself:
- * a file that shrinks while read is padded with zeros (as GNU tar does) and one that grows
- * is cut at its size when opened, so the archive is always valid; a file that vanished or
- * cannot be opened is left out with a warning.
+ * A POSIX (pax) tar stream of the entries into `sink`, one file at a time, so memory stays
+ * flat whatever the file sizes. Size, mode and mtime come from the open file itself: a file
+ * that shrinks while read is padded with zeros (as GNU tar does) and one that grows is cut at
+ * its size when opened, so the archive is always valid; a file that vanished or cannot be
+ * opened is left out with a warning.
  */
-export async function* tarEntries(
+export async function writeTar(
   root: string,
   entries: WalkEntry[],
+  sink: TarSink,
   options: TarEvents & { signal?: AbortSignal; followSymlinks?: boolean } = {},
-): AsyncGenerator<Buffer> {
+): Promise<void> {
   const warn = (path: string, message: string) => {
     log.warn({ path }, message);
     options.onWarning?.(path, message);
+  };
+  const putAll = async (blocks: Buffer[]) => {
+    for (const block of blocks) await sink.put(block);
   };
   for (const entry of entries) {
     options.signal?.throwIfAborted();
@@ -156,7 +167,9 @@ export async function* tarEntries(
     if (entry.type === 'dir') {
       const owner =
         (options.followSymlinks ? statSync : lstatSync)(absolute, { throwIfNoEntry: false }) ?? null;
-      yield* entryHeaders({ ...entry, type: '5', uid: owner?.uid ?? 0, gid: owner?.gid ?? 0, size: 0 });
+      await putAll(
+        entryHeaders({ ...entry, type: '5', uid: owner?.uid ?? 0, gid: owner?.gid ?? 0, size: 0 }),
+      );
       continue;
     }
     if (entry.type === 'symlink') {
@@ -166,18 +179,21 @@ export async function* tarEntries(
         continue;
       }
       const owner = lstatSync(absolute, { throwIfNoEntry: false }) ?? null;
-      yield* entryHeaders({
-        ...entry,
-        type: '2',
-        uid: owner?.uid ?? 0,
-        gid: owner?.gid ?? 0,
-        size: 0,
-        linkname: target,
-      });
+      await putAll(
+        entryHeaders({
+          ...entry,
+          type: '2',
+          uid: owner?.uid ?? 0,
+          gid: owner?.gid ?? 0,
+          size: 0,
+          linkname: target,
+        }),
+      );
       continue;
     }
     // Synchronous file calls: each is a short syscall, and their async forms cost a thread-pool
     // round trip apiece — for thousands of small files that latency dominated the archive time.
+    // Compression and encryption run on other threads meanwhile (zstd-workers.ts).
     let fd: number;
     try {
       fd = openSync(absolute, 'r');
@@ -188,33 +204,35 @@ export async function* tarEntries(
     try {
       const stats = fstatSync(fd);
       const size = stats.size;
-      yield* entryHeaders({
-        path: entry.path,
-        type: '0',
-        mode: stats.mode,
-        uid: stats.uid,
-        gid: stats.gid,
-        size,
-        mtimeMs: stats.mtimeMs,
-      });
+      await putAll(
+        entryHeaders({
+          path: entry.path,
+          type: '0',
+          mode: stats.mode,
+          uid: stats.uid,
+          gid: stats.gid,
+          size,
+          mtimeMs: stats.mtimeMs,
+        }),
+      );
       let done = 0;
       while (done < size) {
         options.signal?.throwIfAborted();
-        const buffer = Buffer.allocUnsafe(Math.min(READ, size - done));
-        const bytesRead = readSync(fd, buffer, 0, buffer.length, done);
+        const bytesRead = await sink.readFrom(fd, done, size - done);
         if (bytesRead === 0) {
           warn(entry.path, `file shrank by ${size - done} bytes while archiving; padded with zeros`);
-          yield Buffer.alloc(size - done);
+          for (let left = size - done; left > 0; left -= ZEROS.length) {
+            await sink.put(ZEROS.subarray(0, Math.min(left, ZEROS.length)));
+          }
           done = size;
           break;
         }
         done += bytesRead;
-        yield bytesRead === buffer.length ? buffer : buffer.subarray(0, bytesRead);
       }
-      yield padding(size);
+      await sink.put(padding(size));
     } finally {
       closeSync(fd);
     }
   }
-  yield Buffer.alloc(BLOCK * 2);
+  await sink.put(Buffer.alloc(BLOCK * 2));
 }

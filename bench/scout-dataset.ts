@@ -1,0 +1,79 @@
+/**
+ * The Scout bench's dataset, in the shape of issue #14: per GiB, 40 % text, 40 %
+ * incompressible bytes, and 20 % in ~24,600 small files of 1–16 KiB spread over 800 folders.
+ * Made once per size (a `.complete` marker) and reused; mtimes are fixed so runs compare.
+ */
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+const MIB = 1024 * 1024;
+const WORDS =
+  'the quick brown fox jumps over a lazy dog backup station scout archive encrypted snapshot restore key folder file report invoice meeting notes holiday photo budget draft final version'.split(
+    ' ',
+  );
+
+/** A deterministic stream of numbers (xorshift32) so the text is the same on every machine. */
+function numbers(seed: number) {
+  let x = seed || 1;
+  return () => {
+    x ^= x << 13;
+    x ^= x >>> 17;
+    x ^= x << 5;
+    return x >>> 0;
+  };
+}
+
+/** `bytes` of word text with line breaks, compressing about as well as prose does with zstd -3. */
+function text(bytes: number, seed: number): Buffer {
+  const next = numbers(seed);
+  const parts: string[] = [];
+  let length = 0;
+  while (length < bytes) {
+    const word = WORDS[next() % WORDS.length] as string;
+    const sep = next() % 12 === 0 ? '\n' : ' ';
+    const token = next() % 9 === 0 ? `${word}${next() % 10_000}${sep}` : `${word}${sep}`;
+    parts.push(token);
+    length += token.length;
+  }
+  return Buffer.from(parts.join('')).subarray(0, bytes);
+}
+
+export function generateDataset(dir: string, gib: number): void {
+  if (existsSync(join(dir, '.complete'))) return;
+  rmSync(dir, { recursive: true, force: true });
+  const total = gib * 1024 * MIB;
+  const fixed = new Date('2025-06-01T12:00:00Z');
+  mkdirSync(join(dir, 'text'), { recursive: true });
+  const textFile = 16 * MIB;
+  const textBlock = text(textFile, 7);
+  for (let done = 0, n = 0; done < total * 0.4; n += 1) {
+    // Rotate one block per file: the same words, never the same bytes at the same offset.
+    const shift = (n * 104_729) % textFile;
+    const file = Buffer.concat([textBlock.subarray(shift), textBlock.subarray(0, shift)]);
+    writeFileSync(join(dir, 'text', `doc-${n}.txt`), file);
+    done += file.length;
+  }
+  mkdirSync(join(dir, 'binary'), { recursive: true });
+  for (let done = 0, n = 0; done < total * 0.4; n += 1) {
+    writeFileSync(join(dir, 'binary', `blob-${n}.bin`), randomBytes(32 * MIB));
+    done += 32 * MIB;
+  }
+  const folders = Math.round(800 * gib);
+  const small = Math.round(24_600 * gib);
+  const next = numbers(11);
+  const smallText = text(16 * 1024 * 64, 3);
+  for (let i = 0; i < small; i += 1) {
+    const folder = join(dir, 'small', `p${i % 40}`, `d${i % folders}`);
+    if (i < folders) mkdirSync(folder, { recursive: true });
+    const size = 1024 + (next() % (15 * 1024));
+    // Half of the small files are text, half binary, as in a home folder.
+    const body =
+      i % 2 === 0
+        ? smallText.subarray((i * 1031) % (smallText.length - size)).subarray(0, size)
+        : randomBytes(size);
+    writeFileSync(join(folder, `f${i}.dat`), body);
+  }
+  for (const sub of ['text', 'binary', 'small']) utimesSync(join(dir, sub), fixed, fixed);
+  writeFileSync(join(dir, '.complete'), '');
+}

@@ -1,0 +1,56 @@
+import { readSync } from 'node:fs';
+import type { TarSink } from './tar-writer.ts';
+
+/**
+ * The tar stream cut into fixed-size blocks, filled in place: headers are copied in and file
+ * data is read from disk straight into the block, so each byte is copied once on its way to
+ * zstd. A full block is handed to `emit`, which answers the next empty block (and waits while
+ * too many are in flight).
+ */
+export class BlockFiller implements TarSink {
+  #block: Buffer;
+  #used = 0;
+  #total = 0;
+  readonly #emit: (block: Buffer, length: number) => Promise<Buffer>;
+
+  constructor(first: Buffer, emit: (block: Buffer, length: number) => Promise<Buffer>) {
+    this.#block = first;
+    this.#emit = emit;
+  }
+
+  /** Tar bytes written so far. */
+  get total(): number {
+    return this.#total;
+  }
+
+  async put(bytes: Buffer): Promise<void> {
+    let at = 0;
+    while (at < bytes.length) {
+      const copied = bytes.copy(this.#block, this.#used, at);
+      this.#used += copied;
+      this.#total += copied;
+      at += copied;
+      if (this.#used === this.#block.length) await this.#flush();
+    }
+  }
+
+  async readFrom(fd: number, position: number, length: number): Promise<number> {
+    const room = Math.min(length, this.#block.length - this.#used);
+    const bytesRead = readSync(fd, this.#block, this.#used, room, position);
+    this.#used += bytesRead;
+    this.#total += bytesRead;
+    if (this.#used === this.#block.length) await this.#flush();
+    return bytesRead;
+  }
+
+  /** Hands over the last, partly filled block. */
+  async end(): Promise<void> {
+    if (this.#used > 0) await this.#flush();
+  }
+
+  async #flush(): Promise<void> {
+    const length = this.#used;
+    this.#used = 0;
+    this.#block = await this.#emit(this.#block, length);
+  }
+}

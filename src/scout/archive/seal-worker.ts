@@ -1,0 +1,131 @@
+import type { MessagePort } from 'node:worker_threads';
+import { Worker } from 'node:worker_threads';
+import { ageStreamSealer } from './age-stream.ts';
+
+/**
+ * The sealing worker's program, run from its source text with the age STREAM sealer passed
+ * in (both self-contained). Frames arrive from the zstd workers' ports tagged with their
+ * number; they are sealed strictly in order, hashed and written to the open file `fd`, and
+ * each one is acknowledged to the parent (`{ sealed }`: frames sealed so far). After
+ * `{ end: n }` and frame n-1, the final chunk goes out and the parent gets `{ size, sha256 }`.
+ */
+function sealWorkerMain(makeSealer: typeof ageStreamSealer): void {
+  const { parentPort, workerData } = process.getBuiltinModule('node:worker_threads');
+  const { createHash } = process.getBuiltinModule('node:crypto');
+  const { writeSync } = process.getBuiltinModule('node:fs');
+  const parent = parentPort as MessagePort;
+  const sealer = makeSealer(Buffer.from(workerData.payloadKey));
+  const hash = createHash('sha256');
+  const fd: number = workerData.fd;
+  const waiting = new Map<number, Buffer>();
+  let next = 0;
+  let end: number | null = null;
+  let size = 0;
+  let failed = false;
+
+  function write(bytes: Buffer): void {
+    hash.update(bytes);
+    for (let at = 0; at < bytes.length; ) at += writeSync(fd, bytes, at, bytes.length - at);
+    size += bytes.length;
+  }
+
+  function advance(): void {
+    if (failed) return;
+    try {
+      let frame = waiting.get(next);
+      while (frame) {
+        waiting.delete(next);
+        write(sealer.push(frame));
+        next += 1;
+        parent.postMessage({ sealed: next });
+        frame = waiting.get(next);
+      }
+      if (end !== null && next === end) {
+        write(sealer.end());
+        end = null;
+        parent.postMessage({ size, sha256: hash.digest('hex') });
+      }
+    } catch (error) {
+      failed = true;
+      parent.postMessage({ error: String((error as Error).message ?? error) });
+    }
+  }
+
+  write(Buffer.from(workerData.header));
+  for (const port of workerData.frames as MessagePort[]) {
+    port.on('message', (m: { id: number; frame: ArrayBuffer; offset: number; length: number }) => {
+      waiting.set(m.id, Buffer.from(m.frame, m.offset, m.length));
+      advance();
+    });
+  }
+  parent.on('message', (m: { end: number }) => {
+    end = m.end;
+    advance();
+  });
+}
+
+const WORKER_SOURCE = `(${sealWorkerMain.toString()})(${ageStreamSealer.toString()})`;
+
+/**
+ * age encryption, SHA-256 and writing of the archive on a thread of their own, fed zstd
+ * frames in any order through `frames` (one port per zstd worker) and sealing them in order.
+ */
+export class SealWorker {
+  readonly #worker: Worker;
+  #result: ((r: { size: number; sha256: string }) => void) | null = null;
+  #failure: Error | null = null;
+  #reject: ((error: Error) => void) | null = null;
+
+  constructor(options: {
+    /** The archive file, open for writing; the caller closes it. */
+    fd: number;
+    /** The age header: the file's first bytes. */
+    header: Buffer;
+    payloadKey: Buffer;
+    frames: MessagePort[];
+    /** Frames sealed and written so far. */
+    onSealed: (count: number) => void;
+    onFailure: (error: Error) => void;
+  }) {
+    this.#worker = new Worker(WORKER_SOURCE, {
+      eval: true,
+      workerData: {
+        fd: options.fd,
+        header: options.header,
+        payloadKey: options.payloadKey,
+        frames: options.frames,
+      },
+      transferList: options.frames,
+    });
+    const fail = (error: Error) => {
+      if (this.#failure) return;
+      this.#failure = error;
+      this.#reject?.(error);
+      options.onFailure(error);
+    };
+    this.#worker.on('message', (m: { sealed?: number; size?: number; sha256?: string; error?: string }) => {
+      if (m.error !== undefined) fail(new Error(`cannot write the archive: ${m.error}`));
+      else if (m.sealed !== undefined) options.onSealed(m.sealed);
+      else if (m.sha256 !== undefined) this.#result?.({ size: m.size ?? 0, sha256: m.sha256 });
+    });
+    this.#worker.on('error', fail);
+    this.#worker.on('exit', (code) => {
+      if (code !== 0) fail(new Error(`the archive's sealing worker stopped (exit code ${code})`));
+    });
+  }
+
+  /** After `frames` frames in all: the final chunk, then the archive's size and SHA-256. */
+  end(frames: number): Promise<{ size: number; sha256: string }> {
+    return new Promise((resolve, reject) => {
+      if (this.#failure) return reject(this.#failure);
+      this.#result = resolve;
+      this.#reject = reject;
+      this.#worker.postMessage({ end: frames });
+    });
+  }
+
+  async close(): Promise<void> {
+    this.#failure ??= new Error('sealing worker closed');
+    await this.#worker.terminate();
+  }
+}
