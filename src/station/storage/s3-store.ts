@@ -1,0 +1,347 @@
+import type { Readable } from 'node:stream';
+import {
+  AbortMultipartUploadCommand,
+  CompleteMultipartUploadCommand,
+  CreateBucketCommand,
+  CreateMultipartUploadCommand,
+  DeleteObjectCommand,
+  DeleteObjectsCommand,
+  GetObjectCommand,
+  HeadBucketCommand,
+  HeadObjectCommand,
+  ListMultipartUploadsCommand,
+  ListObjectsV2Command,
+  S3Client,
+} from '@aws-sdk/client-s3';
+import { AppError, conflict, notFound } from '../../core/errors.ts';
+import type { S3Config } from '../../core/s3-config.ts';
+import { checkFilename } from './keys.ts';
+import { nameCandidates } from './names.ts';
+import { s3Keys } from './s3-keys.ts';
+import {
+  appendParts,
+  type MultipartState,
+  newHashState,
+  parseState,
+  partSizeFor,
+  sha256Of,
+  stagedBytesOf,
+} from './s3-multipart.ts';
+import type {
+  SnapshotKey,
+  SnapshotStorage,
+  StagedUpload,
+  StagingArea,
+  StorageHealth,
+  StoredFile,
+} from './storage.ts';
+
+export function s3Client(config: S3Config): S3Client {
+  return new S3Client({
+    region: config.region,
+    ...(config.endpoint ? { endpoint: config.endpoint } : {}),
+    forcePathStyle: config.forcePathStyle,
+    ...(config.credentials
+      ? {
+          credentials: {
+            accessKeyId: config.credentials.accessKeyId,
+            secretAccessKey: config.credentials.secretAccessKey,
+          },
+        }
+      : {}),
+    // Ceph RGW (and other S3-compatible stores) refuse the SDK's default streaming checksums.
+    requestChecksumCalculation: 'WHEN_REQUIRED',
+    responseChecksumValidation: 'WHEN_REQUIRED',
+  });
+}
+
+function isMissing(error: unknown): boolean {
+  const e = error as { name?: string; $metadata?: { httpStatusCode?: number } };
+  return (
+    e?.$metadata?.httpStatusCode === 404 ||
+    ['NotFound', 'NoSuchKey', 'NoSuchUpload', 'NoSuchBucket'].includes(e?.name ?? '')
+  );
+}
+
+const unavailableStore = (what: string, cause: unknown) =>
+  new AppError(503, `the object store did not answer: ${what} (${(cause as Error)?.name ?? 'error'})`, {
+    cause,
+  });
+
+/**
+ * Snapshots in an S3-compatible bucket (STORAGE_URL=s3://…). An upload is a multipart upload
+ * opened under its final key at initiation; chunks become parts, the database keeps the parts'
+ * ETags and the SHA-256 state, and the object appears only when `complete` (after the caller
+ * checked the SHA-256) completes it. Nothing touches the Station's disk.
+ */
+export function createS3Store(config: S3Config, client: S3Client = s3Client(config)): SnapshotStorage {
+  const Bucket = config.bucket;
+  const keys = s3Keys(config.prefix);
+
+  async function head(key: string): Promise<{ sizeBytes: number; mtimeMs: number } | null> {
+    try {
+      const answer = await client.send(new HeadObjectCommand({ Bucket, Key: key }));
+      return { sizeBytes: answer.ContentLength ?? 0, mtimeMs: answer.LastModified?.getTime() ?? 0 };
+    } catch (error) {
+      if (isMissing(error)) return null;
+      throw unavailableStore(`HEAD ${key}`, error);
+    }
+  }
+
+  async function openMultipart(key: string, partSize: number): Promise<MultipartState> {
+    const answer = await client.send(
+      new CreateMultipartUploadCommand({ Bucket, Key: key, ContentType: 'application/zstd' }),
+    );
+    if (!answer.UploadId) throw new Error(`the bucket answered no UploadId for ${key}`);
+    return { key, multipartId: answer.UploadId, partSize, etags: [], hash: await newHashState() };
+  }
+
+  async function abort(key: string, multipartId: string): Promise<void> {
+    try {
+      await client.send(new AbortMultipartUploadCommand({ Bucket, Key: key, UploadId: multipartId }));
+    } catch (error) {
+      if (!isMissing(error)) throw error;
+    }
+  }
+
+  /** The first of `preferred`, `-2`, `-3`, … that holds no object. */
+  async function freeKey(target: SnapshotKey): Promise<string> {
+    for (const filename of nameCandidates(target.filename)) {
+      const key = keys.keyOf({ ...target, filename });
+      if ((await head(key)) === null) return key;
+    }
+    throw conflict(`no free object name for ${target.filename}`);
+  }
+
+  async function completeMultipart(state: MultipartState, sizeBytes: number): Promise<void> {
+    if (stagedBytesOf(state, sizeBytes) !== sizeBytes) {
+      throw conflict({
+        status: 'incomplete',
+        next_offset: stagedBytesOf(state, sizeBytes),
+        message: 'not all bytes are staged',
+      });
+    }
+    try {
+      await client.send(
+        new CompleteMultipartUploadCommand({
+          Bucket,
+          Key: state.key,
+          UploadId: state.multipartId,
+          MultipartUpload: { Parts: state.etags.map((ETag, i) => ({ ETag, PartNumber: i + 1 })) },
+        }),
+      );
+    } catch (error) {
+      // Completed before (a Station stopped between the bucket's answer and the database).
+      const there = isMissing(error) ? await head(state.key) : null;
+      if (there?.sizeBytes !== sizeBytes) throw error;
+    }
+  }
+
+  function storedAs(key: string, stats: { sizeBytes: number; mtimeMs: number }): StoredFile {
+    const parsed = keys.parse(key);
+    if (!parsed) throw new Error(`stored object ${key} is outside the snapshot layout`);
+    return { ...parsed, ...stats };
+  }
+
+  return {
+    kind: 's3',
+
+    async prepare() {
+      try {
+        await client.send(new HeadBucketCommand({ Bucket }));
+        return;
+      } catch (error) {
+        if (!isMissing(error)) throw unavailableStore(`HEAD bucket ${Bucket}`, error);
+      }
+      const location =
+        config.endpoint === undefined && config.region !== 'us-east-1'
+          ? { CreateBucketConfiguration: { LocationConstraint: config.region as never } }
+          : {};
+      await client.send(new CreateBucketCommand({ Bucket, ...location }));
+    },
+
+    async health(): Promise<StorageHealth> {
+      const base = { kind: 's3' as const, bucket: Bucket, free_bytes: null, total_bytes: null };
+      try {
+        await client.send(new HeadBucketCommand({ Bucket }));
+        return { ...base, writable: true };
+      } catch (error) {
+        const why = isMissing(error)
+          ? 'the bucket does not exist'
+          : `the bucket did not answer (${(error as Error).name})`;
+        return { ...base, writable: false, problem: `s3://${Bucket}: ${why}` };
+      }
+    },
+
+    chunkSizeFor: partSizeFor,
+
+    async beginStaging(upload) {
+      const partSize = partSizeFor(upload.sizeBytes);
+      return JSON.stringify(await openMultipart(await freeKey(upload.target), partSize));
+    },
+
+    async stagedBytes(upload) {
+      return stagedBytesOf(parseState(upload.state), upload.sizeBytes);
+    },
+
+    async append(upload, offset, body) {
+      const result = await appendParts(client, Bucket, upload, offset, body);
+      return {
+        stagedBytes: result.stagedBytes,
+        keptBytes: result.keptBytes,
+        state: JSON.stringify(result.state),
+      };
+    },
+
+    async stagedSha256(upload) {
+      return sha256Of(parseState(upload.state));
+    },
+
+    async resetStaging(upload: StagedUpload): Promise<StagedUpload> {
+      const state = parseState(upload.state);
+      await abort(state.key, state.multipartId);
+      return { ...upload, state: JSON.stringify(await openMultipart(state.key, state.partSize)) };
+    },
+
+    async abortStaging(area: StagingArea) {
+      if (area.state === null) return;
+      const state = parseState(area.state);
+      await abort(state.key, state.multipartId);
+    },
+
+    async complete(upload) {
+      const state = parseState(upload.state);
+      await completeMultipart(state, upload.sizeBytes);
+      // Ceph answers CompleteMultipartUpload with an empty ETag; HEAD has the object as stored.
+      const stats = await head(state.key);
+      if (!stats) throw new AppError(500, `the completed object ${state.key} is not in the bucket`);
+      return storedAs(state.key, stats);
+    },
+
+    async *listStaging() {
+      let KeyMarker: string | undefined;
+      let UploadIdMarker: string | undefined;
+      do {
+        const page = await client.send(
+          new ListMultipartUploadsCommand({ Bucket, Prefix: keys.prefix, KeyMarker, UploadIdMarker }),
+        );
+        for (const item of page.Uploads ?? []) {
+          if (!item.Key || !item.UploadId) continue;
+          const state: MultipartState = {
+            key: item.Key,
+            multipartId: item.UploadId,
+            partSize: 0,
+            etags: [],
+            hash: '',
+          };
+          yield {
+            uploadId: null,
+            target: keys.parse(item.Key),
+            state: JSON.stringify(state),
+            startedMs: item.Initiated?.getTime() ?? null,
+          };
+        }
+        KeyMarker = page.IsTruncated ? page.NextKeyMarker : undefined;
+        UploadIdMarker = page.IsTruncated ? page.NextUploadIdMarker : undefined;
+      } while (KeyMarker !== undefined);
+    },
+
+    stat: (key) => head(keys.keyOf(key)),
+
+    async exists(key) {
+      return (await head(keys.keyOf(key))) !== null;
+    },
+
+    async read(key, range) {
+      const Key = keys.keyOf(key);
+      try {
+        const answer = await client.send(
+          new GetObjectCommand({
+            Bucket,
+            Key,
+            ...(range ? { Range: `bytes=${range.start}-${range.end}` } : {}),
+          }),
+        );
+        return answer.Body as Readable;
+      } catch (error) {
+        if (isMissing(error)) throw notFound(`snapshot ${key.filename} is not in the bucket`);
+        throw unavailableStore(`GET ${Key}`, error);
+      }
+    },
+
+    async remove(key) {
+      const Key = keys.keyOf(key);
+      if ((await head(Key)) === null) return false;
+      await client.send(new DeleteObjectCommand({ Bucket, Key }));
+      return true;
+    },
+
+    async removeInstance(scoutId, instanceId) {
+      const Prefix = keys.instanceFolder(scoutId, instanceId);
+      let batch: string[] = [];
+      const flush = async () => {
+        if (batch.length === 0) return;
+        const answer = await client.send(
+          new DeleteObjectsCommand({
+            Bucket,
+            Delete: { Objects: batch.map((Key) => ({ Key })), Quiet: true },
+          }),
+        );
+        const failed = answer.Errors ?? [];
+        if (failed.length > 0)
+          throw new Error(`could not delete ${failed.length} objects under ${Prefix}: ${failed[0]?.Code}`);
+        batch = [];
+      };
+      for await (const key of listKeys(client, Bucket, Prefix)) {
+        batch.push(key.key);
+        if (batch.length === 1000) await flush();
+      }
+      await flush();
+    },
+
+    async *list() {
+      for await (const object of listKeys(client, Bucket, keys.prefix)) {
+        const key = keys.parse(object.key);
+        if (key) yield { ...key, sizeBytes: object.sizeBytes, mtimeMs: object.mtimeMs };
+      }
+    },
+
+    async put(key, body, sizeBytes) {
+      checkFilename(key.filename);
+      const Key = keys.keyOf(key);
+      if ((await head(Key)) !== null) throw conflict(`${key.filename} is already in the bucket`);
+      const opened = await openMultipart(Key, partSizeFor(sizeBytes));
+      try {
+        const upload = { sizeBytes, state: JSON.stringify(opened) };
+        const appended = await appendParts(client, Bucket, upload, 0, body);
+        if (appended.stagedBytes !== sizeBytes) {
+          throw new AppError(400, `the body ended after ${appended.stagedBytes} of ${sizeBytes} bytes`);
+        }
+        await completeMultipart(appended.state, sizeBytes);
+      } catch (error) {
+        await abort(Key, opened.multipartId).catch(() => undefined);
+        throw error;
+      }
+      const stats = await head(Key);
+      if (!stats) throw new AppError(500, `the completed object ${Key} is not in the bucket`);
+      return storedAs(Key, stats);
+    },
+  };
+}
+
+async function* listKeys(
+  client: S3Client,
+  Bucket: string,
+  Prefix: string,
+): AsyncGenerator<{ key: string; sizeBytes: number; mtimeMs: number }> {
+  let ContinuationToken: string | undefined;
+  do {
+    const page = await client.send(new ListObjectsV2Command({ Bucket, Prefix, ContinuationToken }));
+    for (const object of page.Contents ?? []) {
+      if (object.Key) {
+        yield { key: object.Key, sizeBytes: object.Size ?? 0, mtimeMs: object.LastModified?.getTime() ?? 0 };
+      }
+    }
+    ContinuationToken = page.IsTruncated ? page.NextContinuationToken : undefined;
+  } while (ContinuationToken !== undefined);
+}
