@@ -1,10 +1,12 @@
 // Drives the Station's upload protocol the way a Scout does, for tests and the bench.
 import { createHash, randomBytes } from 'node:crypto';
-import type { InitiateBody } from '../../src/station/services/upload-sessions.ts';
+import { utcSecond } from '../../src/shared/protocol/fields.ts';
+import { uploadPaths } from '../../src/shared/protocol/paths.ts';
+import type { InitiateRequest } from '../../src/shared/protocol/uploads.ts';
 import { parseBody } from './http.ts';
 
 /** Initiation metadata, exactly as the Station reads it. */
-export type ArchiveMeta = InitiateBody;
+export type ArchiveMeta = InitiateRequest;
 
 export const sha256 = (data: Uint8Array) => createHash('sha256').update(data).digest('hex');
 
@@ -17,7 +19,7 @@ export function archiveMeta(data: Uint8Array, overrides: Partial<ArchiveMeta> = 
     scout_instance_id: 'inst0000000000000001',
     job_name: 'documents',
     fingerprint: sha256(Buffer.from(`fp-${counter}`)),
-    timestamp: new Date(Date.UTC(2026, 10, 1, 12, 0, counter % 60)).toISOString().replace('.000Z', 'Z'),
+    timestamp: utcSecond(Date.UTC(2026, 10, 1, 12, 0, counter % 60)),
     archive_format: 'tar.zst',
     archive_size_bytes: data.length,
     archive_sha256: sha256(data),
@@ -47,11 +49,11 @@ export async function call(
 }
 
 export const initiate = (url: string, token: string, meta: ArchiveMeta) =>
-  call(url, 'POST', '/backup/uploads/initiate', token, meta);
+  call(url, 'POST', uploadPaths.initiate, token, meta);
 export const putChunk = (url: string, token: string, uploadId: string, offset: number, bytes: Uint8Array) =>
-  call(url, 'PUT', `/backup/uploads/${uploadId}/chunk?offset=${offset}`, token, bytes);
+  call(url, 'PUT', uploadPaths.chunk(uploadId, offset), token, bytes);
 export const finalize = (url: string, token: string, uploadId: string) =>
-  call(url, 'POST', `/backup/uploads/${uploadId}/finalize`, token);
+  call(url, 'POST', uploadPaths.finalize(uploadId), token);
 
 type CallReply = Awaited<ReturnType<typeof call>>;
 
