@@ -1,5 +1,5 @@
 // A real S3 endpoint for tests: a single-node Ceph RADOS Gateway started by
-// /work/shared/tools/ceph-s3/start-rgw.sh (see its README), one per test file, on free ports
+// test/helpers/ceph-s3/start-rgw.sh (from the lead's shared tools), one per test file, on free ports
 // of its own so files can run in parallel. Without the ceph packages a suite is skipped,
 // except in CI (CI=true), where that is a failure. Every gateway started here is stopped when
 // the process exits, even if the test never called stop() (nothing survives SIGKILL).
@@ -9,14 +9,15 @@ import { execFile, spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { after, test } from 'node:test';
+import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 
 const execFileAsync = promisify(execFile);
 
-const TOOLS = process.env.CEPH_S3_TOOLS ?? '/work/shared/tools/ceph-s3';
+const TOOLS = fileURLToPath(new URL('./ceph-s3', import.meta.url));
 const START = `${TOOLS}/start-rgw.sh`;
 const STOP = `${TOOLS}/stop-rgw.sh`;
-const PROGRAMS = ['ceph-mon', 'ceph-osd', 'radosgw', 'ceph'];
+const PROGRAMS = ['ceph-mon', 'ceph-osd', 'radosgw', 'ceph', 'curl'];
 
 export interface CephS3 {
   endpoint: string;
