@@ -34,18 +34,30 @@ function Layout({ product, pages, user }: { product: string; pages: Page[]; user
   const current = useLocationPath();
   const visible = pages.filter((page) => !page.adminOnly || user.is_admin);
   const match = pageFor(visible, current);
+  // At phone width the navigation folds behind a menu button; going anywhere folds it again.
+  const [menuOpen, setMenuOpen] = useState(false);
   useEffect(() => {
     document.title = match ? `${match.page.label} · ${product}` : product;
-  }, [match?.page.label, product]);
+    setMenuOpen(false);
+  }, [match?.page.label, product, current]);
   return (
     <>
       <a class="skip" href="#main">
         Skip to content
       </a>
-      <header class="top">
+      <header class={menuOpen ? 'top menu-open' : 'top'}>
         <strong class="brand">{product}</strong>
         <nav aria-label="Main">
-          <ul>
+          <button
+            type="button"
+            class="menu-button"
+            aria-expanded={menuOpen}
+            aria-controls="main-menu"
+            onClick={() => setMenuOpen(!menuOpen)}
+          >
+            {menuOpen ? 'Close menu' : 'Menu'}
+          </button>
+          <ul id="main-menu">
             {visible.map((page) => (
               <li key={page.path}>
                 <a

@@ -1,4 +1,5 @@
 /** Per-job health at a glance: how old the newest snapshot is and what looks wrong. */
+import { type DrillBadge, drillBadge, WEEKLY_DAYS } from '../common/drill.tsx';
 import { ageSeconds } from '../common/format.ts';
 import type { Job, Snapshot } from './types.ts';
 
@@ -22,6 +23,10 @@ export interface JobHealth {
   totalBytes: number;
   /** The worst of the flags, for the badge. */
   health: Health;
+  /** The red drill badge, or null. */
+  drill: DrillBadge | null;
+  /** How much the job needs a look: 3 failing, 2 stale, 1 worth a look, 0 fine (lists sort by it). */
+  severity: number;
 }
 
 export function jobHealth(job: Job, now = Date.now()): JobHealth {
@@ -41,6 +46,18 @@ export function jobHealth(job: Job, now = Date.now()): JobHealth {
           : latest.unusual
             ? 'unusual'
             : 'ok';
+  // The Station does not know the Scout's drill_schedule (the drill record does not carry it):
+  // it assumes the default weekly schedule, so "Not proven recently" means no drill passed in
+  // 14 days (or, never drilled, the oldest snapshot is older than that).
+  const drill = drillBadge(job.last_drill, WEEKLY_DAYS, present[0]?.mtime ?? null, now);
+  const severity =
+    health === 'missing' || health === 'empty' || job.last_drill?.status === 'failed'
+      ? 3
+      : stale
+        ? 2
+        : drill || health === 'unusual'
+          ? 1
+          : 0;
   return {
     latest,
     age,
@@ -49,6 +66,8 @@ export function jobHealth(job: Job, now = Date.now()): JobHealth {
     missingCount,
     totalBytes: present.reduce((sum, s) => sum + s.size_bytes, 0),
     health,
+    drill,
+    severity,
   };
 }
 

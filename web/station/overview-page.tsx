@@ -1,42 +1,94 @@
-/** `/`: Scouts → instances → jobs → snapshots with their health, and the Station's storage. */
-import { useState } from 'preact/hooks';
+/**
+ * `/`: per Scout, its instances and their jobs, one row each, the jobs that need a look first
+ * (failing, then stale); a job's snapshots open on demand; a filter by host or job; and the
+ * Station's storage. Built to stay light at a small office's size (10,000 snapshots).
+ */
+import { useMemo, useState } from 'preact/hooks';
 import { api } from '../common/api.ts';
 import { usePoll } from '../common/poll.ts';
 import { linkClick } from '../common/router.ts';
 import { useSession } from '../common/session.tsx';
 import { ErrorText, Time } from '../common/ui.tsx';
-import { MISSING_RULE, STALE_RULE, UNUSUAL_RULE } from './health.ts';
+import { type JobHealth, jobHealth, MISSING_RULE, STALE_RULE, UNUSUAL_RULE } from './health.ts';
 import { InstanceDeleteDialog } from './instance-delete.tsx';
-import { JobCard } from './job-card.tsx';
+import { JobRow } from './job-row.tsx';
 import { RecoveryTokenDialog } from './recovery-token-dialog.tsx';
 import type { InstanceRef } from './restore-dialog.tsx';
 import { StorageCard } from './storage-card.tsx';
-import type { Instance, Overview, Scout } from './types.ts';
+import type { Instance, Job, Overview, Scout } from './types.ts';
 
 export const REFRESH_MS = 15_000;
 
-const byText =
-  <T,>(key: (item: T) => string) =>
-  (a: T, b: T) =>
-    key(a).localeCompare(key(b));
+interface RatedJob {
+  job: Job;
+  health: JobHealth;
+}
+interface RatedInstance {
+  instance: Instance;
+  jobs: RatedJob[];
+}
+interface RatedScout {
+  scout: Scout;
+  instances: RatedInstance[];
+  /** The worst job's severity (see jobHealth). */
+  severity: number;
+  failing: number;
+  stale: number;
+  jobCount: number;
+}
 
-/** Scouts, their instances and their jobs in name order (the API keeps insertion order). */
-function sorted(scouts: Scout[]): Scout[] {
-  return [...scouts].sort(byText((s) => s.scout_id)).map((scout) => ({
-    ...scout,
-    instances: [...scout.instances].sort(byText((i) => i.scout_instance_id)).map((instance) => ({
-      ...instance,
-      jobs: [...instance.jobs].sort(byText((j) => j.job_name)),
-    })),
-  }));
+const byName = (a: string, b: string) => a.localeCompare(b);
+
+/**
+ * Scouts, instances and jobs rated and ordered: within an instance the jobs that need a look
+ * first, then by name; Scouts with such a job before the others. `filter` keeps the Scouts
+ * whose ID matches and, elsewhere, the jobs whose name matches (case-insensitive).
+ */
+function rate(scouts: Scout[], filter: string, now: number): RatedScout[] {
+  const needle = filter.trim().toLowerCase();
+  const rated: RatedScout[] = [];
+  for (const scout of scouts) {
+    const wholeScout = needle === '' || scout.scout_id.toLowerCase().includes(needle);
+    const instances: RatedInstance[] = [];
+    for (const instance of [...scout.instances].sort((a, b) =>
+      byName(a.scout_instance_id, b.scout_instance_id),
+    )) {
+      const wholeInstance = wholeScout || instance.scout_instance_id.toLowerCase().includes(needle);
+      const jobs = instance.jobs
+        .filter((job) => wholeInstance || job.job_name.toLowerCase().includes(needle))
+        .map((job) => ({ job, health: jobHealth(job, now) }))
+        .sort((a, b) => b.health.severity - a.health.severity || byName(a.job.job_name, b.job.job_name));
+      if (wholeInstance || jobs.length > 0) instances.push({ instance, jobs });
+    }
+    if (instances.length === 0) continue;
+    const all = instances.flatMap((i) => i.jobs);
+    rated.push({
+      scout,
+      instances,
+      severity: Math.max(0, ...all.map((j) => j.health.severity)),
+      failing: all.filter((j) => j.health.severity === 3).length,
+      stale: all.filter((j) => j.health.severity === 2).length,
+      jobCount: all.length,
+    });
+  }
+  return rated.sort((a, b) => b.severity - a.severity || byName(a.scout.scout_id, b.scout.scout_id));
 }
 
 export function OverviewPage() {
   const { user } = useSession();
   const poll = usePoll(() => api.get<Overview>('/api/overview'), REFRESH_MS);
-  const scouts = sorted(poll.data?.scouts ?? []);
-  const targets: InstanceRef[] = scouts.flatMap((scout) =>
-    scout.instances.map((i) => ({ scoutId: scout.scout_id, instanceId: i.scout_instance_id })),
+  const [filter, setFilter] = useState('');
+  const all = poll.data?.scouts ?? [];
+  // Rated once per answer and filter (not per render of a row), against the time of the answer.
+  const scouts = useMemo(() => rate(all, filter, Date.now()), [poll.data, poll.loadedAt, filter]);
+  const targets: InstanceRef[] = useMemo(
+    () =>
+      [...all]
+        .sort((a, b) => byName(a.scout_id, b.scout_id))
+        .flatMap((scout) =>
+          scout.instances.map((i) => ({ scoutId: scout.scout_id, instanceId: i.scout_instance_id })),
+        ),
+    [poll.data],
   );
 
   return (
@@ -60,7 +112,7 @@ export function OverviewPage() {
       {poll.data?.storage ? (
         <StorageCard storage={poll.data.storage} isAdmin={user.is_admin} onChanged={poll.reload} />
       ) : null}
-      {poll.data && scouts.length === 0 ? (
+      {poll.data && all.length === 0 ? (
         <section class="card">
           <h2>No snapshots yet</h2>
           <p>
@@ -78,11 +130,30 @@ export function OverviewPage() {
           </p>
         </section>
       ) : null}
-      {scouts.length > 0 ? <Legend /> : null}
-      {scouts.map((scout) => (
+      {all.length > 0 ? (
+        <div class="overview-tools">
+          <div class="filter">
+            <label for="overview-filter">Filter by host or job</label>
+            <input
+              id="overview-filter"
+              type="search"
+              value={filter}
+              placeholder="host, instance or job name"
+              onInput={(event) => setFilter((event.target as HTMLInputElement).value)}
+            />
+          </div>
+          <Legend />
+        </div>
+      ) : null}
+      {all.length > 0 && scouts.length === 0 ? (
+        <p class="card muted" role="status">
+          No job or host matches <q>{filter}</q>.
+        </p>
+      ) : null}
+      {scouts.map((rated) => (
         <ScoutCard
-          key={scout.scout_id}
-          scout={scout}
+          key={rated.scout.scout_id}
+          rated={rated}
           isAdmin={user.is_admin}
           targets={targets}
           onChanged={() => void poll.reload()}
@@ -120,29 +191,34 @@ function Legend() {
 }
 
 function ScoutCard({
-  scout,
+  rated,
   isAdmin,
   targets,
   onChanged,
 }: {
-  scout: Scout;
+  rated: RatedScout;
   isAdmin: boolean;
   targets: InstanceRef[];
   onChanged: () => void;
 }) {
+  const { scout, instances } = rated;
   return (
     <section class="card scout" aria-label={`Scout ${scout.scout_id}`}>
       <h2>
         Scout {scout.scout_id}{' '}
         <span class="muted count">
-          {scout.instances.length} instance{scout.instances.length === 1 ? '' : 's'}
-        </span>
+          {instances.length} instance{instances.length === 1 ? '' : 's'} · {rated.jobCount} job
+          {rated.jobCount === 1 ? '' : 's'}
+        </span>{' '}
+        {rated.failing > 0 ? <span class="badge bad">{rated.failing} failing</span> : null}{' '}
+        {rated.stale > 0 ? <span class="badge warn">{rated.stale} stale</span> : null}
       </h2>
-      {scout.instances.map((instance) => (
+      {instances.map(({ instance, jobs }) => (
         <InstanceBlock
           key={instance.scout_instance_id}
           scoutId={scout.scout_id}
           instance={instance}
+          jobs={jobs}
           isAdmin={isAdmin}
           targets={targets}
           onChanged={onChanged}
@@ -155,18 +231,21 @@ function ScoutCard({
 function InstanceBlock({
   scoutId,
   instance,
+  jobs,
   isAdmin,
   targets,
   onChanged,
 }: {
   scoutId: string;
   instance: Instance;
+  jobs: RatedJob[];
   isAdmin: boolean;
   targets: InstanceRef[];
   onChanged: () => void;
 }) {
   const [deleting, setDeleting] = useState(false);
   const [minting, setMinting] = useState(false);
+  const where = { scoutId, instanceId: instance.scout_instance_id };
   return (
     <article class="instance" aria-label={`Instance ${instance.scout_instance_id}`}>
       <header class="instance-head">
@@ -207,12 +286,12 @@ function InstanceBlock({
         ) : null}
       </dl>
       {instance.jobs.length === 0 ? <p class="muted">No snapshots stored for this instance.</p> : null}
-      {instance.jobs.map((job) => (
-        <JobCard
+      {jobs.map(({ job, health }) => (
+        <JobRow
           key={job.job_name}
-          scoutId={scoutId}
-          instanceId={instance.scout_instance_id}
           job={job}
+          health={health}
+          where={where}
           isAdmin={isAdmin}
           targets={targets}
           onChanged={onChanged}

@@ -1,88 +1,44 @@
-/** One job of one instance: health at a glance, size chart, and its snapshots with actions. */
+/** One job's snapshots, newest first, with download, restore request and delete; shown on demand. */
 import { useState } from 'preact/hooks';
 import { api, path } from '../common/api.ts';
 import { ConfirmDialog } from '../common/dialog.tsx';
-import { drillBadge, ProvenRestorable, WEEKLY_DAYS } from '../common/drill.tsx';
 import { formatBytes } from '../common/format.ts';
 import { Time } from '../common/ui.tsx';
-import { healthBadge, jobHealth, MISSING_RULE, UNUSUAL_RULE } from './health.ts';
+import { MISSING_RULE, UNUSUAL_RULE } from './health.ts';
 import { Filename } from './names.tsx';
 import { type InstanceRef, RestoreDialog } from './restore-dialog.tsx';
-import { SizeChart } from './size-chart.tsx';
-import type { Job, JobRef, Snapshot } from './types.ts';
+import type { JobRef, Snapshot } from './types.ts';
 
-const FIRST_ROWS = 5;
+/** Rows shown at first; more on request (retention may keep thousands). */
+const PAGE_ROWS = 50;
 
 type Open = { kind: 'delete' | 'restore'; snapshot: Snapshot } | null;
 
-export function JobCard({
-  scoutId,
-  instanceId,
+export function SnapshotTable({
+  id,
   job,
+  snapshots,
   isAdmin,
   targets,
   onChanged,
 }: {
-  scoutId: string;
-  instanceId: string;
-  job: Job;
+  id: string;
+  job: JobRef;
+  /** Oldest first, as the overview lists them. */
+  snapshots: Snapshot[];
   isAdmin: boolean;
   targets: InstanceRef[];
   onChanged: () => void;
 }) {
-  const [all, setAll] = useState(false);
+  const [limit, setLimit] = useState(PAGE_ROWS);
   const [open, setOpen] = useState<Open>(null);
-  const ref: JobRef = { scoutId, instanceId, jobName: job.job_name };
-  const health = jobHealth(job);
-  const badge = healthBadge(health.health);
-  const newestFirst = [...job.snapshots].reverse();
-  const rows = all ? newestFirst : newestFirst.slice(0, FIRST_ROWS);
-  const tableId = `snapshots-${scoutId}-${instanceId}-${job.job_name}`;
-  // The Station does not know the Scout's drill_schedule (the drill record does not carry it):
-  // it assumes the default weekly schedule, so "Not proven recently" means no drill passed in
-  // 14 days (or, never drilled, the oldest snapshot is older than that).
-  const drill = drillBadge(job.last_drill, WEEKLY_DAYS, job.snapshots.find((s) => !s.missing)?.mtime ?? null);
-
+  const newestFirst = [...snapshots].reverse();
+  const rows = newestFirst.slice(0, limit);
   return (
-    <article
-      class="job"
-      aria-label={`Job ${job.job_name}`}
-      data-job={`${scoutId}/${instanceId}/${job.job_name}`}
-    >
-      <header class="job-head">
-        <h4>{job.job_name}</h4>
-        <span class={`badge ${badge.tone}`} title={badge.title} data-testid="job-health">
-          {badge.text}
-        </span>
-        {health.unusualCount > (health.health === 'unusual' ? 1 : 0) ? (
-          <span class="badge warn" title={UNUSUAL_RULE}>
-            {health.unusualCount} unusual
-          </span>
-        ) : null}
-      </header>
-      <div class="job-glance">
-        <dl class="facts">
-          <dt>Newest</dt>
-          <dd>
-            {health.latest ? (
-              <>
-                <Time value={health.latest.mtime} /> · {formatBytes(health.latest.size_bytes)}
-              </>
-            ) : (
-              '—'
-            )}
-          </dd>
-          <dt>Snapshots</dt>
-          <dd data-testid="snapshot-count">
-            {job.snapshots.length} ({formatBytes(health.totalBytes)})
-          </dd>
-          <ProvenRestorable drill={job.last_drill} badge={drill} />
-        </dl>
-        <SizeChart jobName={job.job_name} snapshots={job.snapshots} />
-      </div>
+    <div class="snapshots" id={id}>
       <div class="table-wrap">
-        <table id={tableId} class="stack">
-          <caption class="visually-hidden">Snapshots of {job.job_name}, newest first</caption>
+        <table class="stack">
+          <caption class="visually-hidden">Snapshots of {job.jobName}, newest first</caption>
           <thead>
             <tr>
               <th scope="col">Snapshot</th>
@@ -98,7 +54,7 @@ export function JobCard({
             {rows.map((s) => (
               <SnapshotRow
                 key={s.name}
-                job={ref}
+                job={job}
                 snapshot={s}
                 isAdmin={isAdmin}
                 onOpen={(kind) => setOpen({ kind, snapshot: s })}
@@ -107,9 +63,9 @@ export function JobCard({
           </tbody>
         </table>
       </div>
-      {job.snapshots.length > FIRST_ROWS ? (
-        <button type="button" class="link" aria-controls={tableId} onClick={() => setAll(!all)}>
-          {all ? `Show the newest ${FIRST_ROWS} only` : `Show all ${job.snapshots.length} snapshots`}
+      {snapshots.length > limit ? (
+        <button type="button" class="link" onClick={() => setLimit(limit + PAGE_ROWS * 4)}>
+          Show older snapshots ({snapshots.length - limit} more)
         </button>
       ) : null}
       {open?.kind === 'delete' ? (
@@ -118,7 +74,9 @@ export function JobCard({
           confirmLabel="Delete snapshot"
           onClose={() => setOpen(null)}
           onConfirm={async () => {
-            await api.delete(path('/api/snapshots', scoutId, instanceId, job.job_name, open.snapshot.name));
+            await api.delete(
+              path('/api/snapshots', job.scoutId, job.instanceId, job.jobName, open.snapshot.name),
+            );
             onChanged();
           }}
         >
@@ -130,24 +88,23 @@ export function JobCard({
                 , stored <Time value={open.snapshot.mtime} />
               </>
             ) : null}
-            ) of job <strong>{job.job_name}</strong> on Scout <strong>{scoutId}</strong>, instance{' '}
-            <code>{instanceId}</code> from the Station's disk. It cannot be undone.
+            ) of job <strong>{job.jobName}</strong> on Scout <strong>{job.scoutId}</strong>, instance{' '}
+            <code>{job.instanceId}</code> from the Station's disk. It cannot be undone.
           </p>
           <p>
-            The other {job.snapshots.length - 1} snapshot{job.snapshots.length === 2 ? '' : 's'} of the job
-            stay.
+            The other {snapshots.length - 1} snapshot{snapshots.length === 2 ? '' : 's'} of the job stay.
           </p>
         </ConfirmDialog>
       ) : null}
       {open?.kind === 'restore' ? (
         <RestoreDialog
-          job={ref}
+          job={job}
           filename={open.snapshot.name}
           targets={targets}
           onClose={() => setOpen(null)}
         />
       ) : null}
-    </article>
+    </div>
   );
 }
 

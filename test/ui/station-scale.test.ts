@@ -1,0 +1,167 @@
+// The Station dashboard at the size of a small office: 20 hosts × 10 jobs × 50 snapshots
+// (10,000), seeded as files on the Station's disk that its start-up reconcile indexes (no
+// 10,000 uploads). Each job is one row (health, newest, count, size chart) with its snapshots
+// on demand; jobs that are stale come first in their Scout; a filter narrows to a host or a
+// job. The page's size is asserted (DOM nodes bounded, nothing listed per snapshot until
+// asked); the time to show is measured and reported, never asserted.
+import assert from 'node:assert/strict';
+import { mkdirSync, mkdtempSync, utimesSync, writeFileSync } from 'node:fs';
+import { mkdir } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import {
+  firstSignIn,
+  launchBrowser,
+  newPage,
+  SCREENSHOT_DIR,
+  skipUnlessChromium,
+} from '../helpers/browser.ts';
+import { startServer, type TestServer } from '../helpers/server.ts';
+
+const skip = skipUnlessChromium();
+const HOSTS = 20;
+const JOBS = 10;
+const SNAPSHOTS = 50;
+const HOUR_MS = 60 * 60 * 1000;
+/** Every host's job-03 last stored a snapshot five days ago: stale. */
+const STALE_JOB = 'job-03';
+
+const pad = (n: number) => String(n).padStart(2, '0');
+const stamp = (ms: number) =>
+  new Date(ms)
+    .toISOString()
+    .replace(/\.\d{3}Z$/, 'Z')
+    .replace(/:/g, '-');
+
+/** Writes the snapshot files under `<dataDir>/snapshots`, as a Station would have stored them. */
+function seed(dataDir: string): void {
+  const now = Date.now();
+  for (let h = 1; h <= HOSTS; h++) {
+    for (let j = 1; j <= JOBS; j++) {
+      const jobName = `job-${pad(j)}`;
+      const dir = join(dataDir, 'snapshots', `host-${pad(h)}`, `inst${pad(h)}000000000001`, jobName);
+      mkdirSync(dir, { recursive: true });
+      const newest = jobName === STALE_JOB ? now - 5 * 24 * HOUR_MS : now - HOUR_MS;
+      for (let s = 0; s < SNAPSHOTS; s++) {
+        const taken = newest - (SNAPSHOTS - 1 - s) * HOUR_MS;
+        const file = join(
+          dir,
+          `${jobName}__${stamp(taken)}__${(h * 1000 + j * 50 + s).toString(16).padStart(8, '0')}.tar.zst`,
+        );
+        writeFileSync(file, Buffer.alloc(1000 + ((s * 37 + j * 11) % 200)));
+        utimesSync(file, taken / 1000, taken / 1000);
+      }
+    }
+  }
+}
+
+/** What the page holds now: job rows, elements, height and the time since navigation start. */
+const SHAPE = `({
+  jobs: document.querySelectorAll('[data-job]').length,
+  nodes: document.getElementsByTagName('*').length,
+  height: document.documentElement.scrollHeight,
+  ms: performance.now(),
+})`;
+type Shape = { jobs: number; nodes: number; height: number; ms: number };
+
+/** Polls the page (the CSP forbids waitForFunction's eval) until `jobs` job rows show. */
+async function waitForJobs(page: Page, jobs: number, timeoutMs = 60_000): Promise<Shape> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const shape = (await page.evaluate(SHAPE)) as Shape;
+    if (shape.jobs === jobs) return shape;
+    if (Date.now() > deadline) throw new Error(`${shape.jobs} job rows, not ${jobs}`);
+    await page.waitForTimeout(10);
+  }
+}
+
+describe('Station dashboard at 10,000 snapshots', { skip }, () => {
+  let server: TestServer;
+  let browser: Browser;
+  let context: BrowserContext;
+  let page: Page;
+  const jobRows = () => page.locator('[data-job]');
+
+  before(async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'backupd-station-scale-'));
+    seed(dataDir);
+    [server, browser] = await Promise.all([
+      startServer('station', { entry: 'dist', dataDir }),
+      launchBrowser(),
+    ]);
+    ({ context, page } = await newPage(browser));
+    await firstSignIn(page, server.url);
+  });
+  after(async () => {
+    await context?.close();
+    await browser?.close();
+    await server?.dispose();
+  });
+
+  test('the overview shows 200 job rows quickly, without a node per snapshot', async (t) => {
+    await page.goto(server.url);
+    // Time to show: from navigation start until every job's row is on the page.
+    const shape = await waitForJobs(page, HOSTS * JOBS);
+    const summary = `${HOSTS * JOBS * SNAPSHOTS} snapshots: shown in ${Math.round(shape.ms)} ms, ${shape.nodes} DOM nodes, ${shape.height} px tall`;
+    t.diagnostic(summary);
+    console.log(`station-scale: ${summary}`);
+    await mkdir(SCREENSHOT_DIR, { recursive: true });
+    await page.screenshot({ path: join(SCREENSHOT_DIR, 'station-overview-10000.png') });
+
+    assert.equal(await page.locator('tr[data-snapshot]').count(), 0, 'no snapshot is listed until asked');
+    assert.ok(shape.nodes < 10_000, `${shape.nodes} DOM nodes for 200 jobs`);
+    assert.equal(await page.locator('svg.chart').count(), HOSTS * JOBS, 'one size chart per job');
+  });
+
+  test('in each Scout the stale job comes first', async () => {
+    const scout = page.getByRole('region', { name: 'Scout host-07' });
+    const first = scout.locator('[data-job]').first();
+    assert.equal(await first.getAttribute('data-job'), `host-07/inst07000000000001/${STALE_JOB}`);
+    assert.equal(await first.getByTestId('job-health').innerText(), 'Stale');
+    assert.equal(await scout.getByTestId('job-health').filter({ hasText: 'OK' }).count(), JOBS - 1);
+  });
+
+  test("a job's snapshots open on demand, newest first, and close again", async () => {
+    const row = page.locator('[data-job="host-02/inst02000000000001/job-05"]');
+    const toggle = row.getByRole('button', { name: /Snapshots of job-05/ });
+    assert.equal(await toggle.getAttribute('aria-expanded'), 'false');
+    await toggle.click();
+    assert.equal(await toggle.getAttribute('aria-expanded'), 'true');
+    const rows = row.locator('tr[data-snapshot]');
+    await rows.first().waitFor();
+    assert.equal(await rows.count(), SNAPSHOTS);
+    const names = await rows.evaluateAll((trs) => trs.map((tr) => tr.getAttribute('data-snapshot') ?? ''));
+    assert.deepEqual(names, [...names].sort().reverse(), 'newest first');
+    await toggle.click();
+    assert.equal(await page.locator('tr[data-snapshot]').count(), 0);
+  });
+
+  test('the filter narrows to a host or a job', async () => {
+    const filter = page.getByLabel('Filter by host or job');
+    await filter.fill('host-11');
+    await waitForJobs(page, JOBS);
+    assert.equal(await page.getByRole('region', { name: /^Scout / }).count(), 1);
+    await filter.fill('job-07');
+    await waitForJobs(page, HOSTS);
+    for (const data of await jobRows().evaluateAll((rows) => rows.map((r) => r.getAttribute('data-job')))) {
+      assert.match(String(data), /\/job-07$/);
+    }
+    await filter.fill('no-such-thing');
+    await page.getByText('No job or host matches').waitFor();
+    await filter.fill('');
+    await waitForJobs(page, HOSTS * JOBS);
+  });
+
+  test('at phone width the rows stack and the page does not scroll sideways', async () => {
+    const phone = await newPage(browser, { viewport: 'phone' });
+    await phone.context.addCookies(await context.cookies());
+    await phone.page.goto(server.url);
+    await waitForJobs(phone.page, HOSTS * JOBS);
+    const width = Number(await phone.page.evaluate('document.documentElement.scrollWidth'));
+    assert.ok(width <= 390, `no sideways scrolling (${width}px)`);
+    await phone.page.screenshot({ path: join(SCREENSHOT_DIR, 'station-overview-10000-phone.png') });
+    await phone.context.close();
+  });
+});
