@@ -9,6 +9,7 @@ import {
   isSingleExecutable,
   selfCommand,
 } from '../../core/single-executable.ts';
+import { keepWasmOnBaselineCompiler } from './wasm-baseline.ts';
 
 const log = logger.child({ mod: 'station/db' });
 
@@ -25,6 +26,7 @@ const wasm = (
 ).WebAssembly;
 
 export async function pgliteOptions(dir: string) {
+  keepWasmOnBaselineCompiler();
   const options = { dataDir: dir, postgresqlconf: ['shared_buffers = 16MB'] };
   if (!isSingleExecutable()) return options;
   const [pgliteWasmModule, initdbWasmModule] = await Promise.all([
