@@ -1,0 +1,351 @@
+// The Scout's backup cycle as a service, against an injected Station client (no Station
+// process): a fake that keeps upload sessions and answers like the /backup/uploads protocol
+// (src/shared/protocol/uploads.ts) — offset_mismatch with the offset to resume at,
+// checksum_mismatch after which the staged bytes are gone, 5xx and 429 to retry, refusals
+// with their codes. Real archives, real key store, real job state in node:sqlite.
+import assert from 'node:assert/strict';
+import { createHash, randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, beforeEach, describe, test } from 'node:test';
+import type { Hooks } from '../../src/core/hooks/hooks.ts';
+import type { Notifier, NotifyEvent } from '../../src/core/notify/ntfy.ts';
+import { openScoutStorage, type ScoutStorage } from '../../src/scout/db/open.ts';
+import type { DiscoveredJob } from '../../src/scout/jobs/discovery.ts';
+import { createKeyStore } from '../../src/scout/keys/key-store.ts';
+import { type Backup, createBackup } from '../../src/scout/schedule/backup.ts';
+import type { OperationContext } from '../../src/scout/schedule/runner.ts';
+import type { ScoutSettingsService } from '../../src/scout/services/scout-settings.ts';
+import { createJobStates, type JobStates, stateView } from '../../src/scout/state/job-states.ts';
+import { type Circuit, createCircuit, OPEN_AFTER_FAILED_CYCLES } from '../../src/scout/upload/circuit.ts';
+import { type StationClient, StationError } from '../../src/scout/upload/station-client.ts';
+import type { ErrorCode } from '../../src/shared/protocol/error-codes.ts';
+import type { InitiateReply, InitiateRequest } from '../../src/shared/protocol/uploads.ts';
+
+const CHUNK = 64 * 1024;
+
+interface Session {
+  id: string;
+  meta: InitiateRequest;
+  bytes: Buffer;
+  stored: string | null;
+}
+
+type Method = 'initiate' | 'chunk' | 'finalize';
+/** A one-time fault: returns the error to answer with (or nothing to answer normally). */
+type Fault = (session: Session | undefined, offset: number, file: string) => StationError | undefined;
+
+const refusal = (status: number, code: ErrorCode, detail: unknown, retryAfter: number | null = null) =>
+  new StationError(
+    status,
+    detail,
+    retryAfter,
+    typeof detail === 'string' ? detail : JSON.stringify(detail),
+    code,
+  );
+
+/** A Station that holds upload sessions in memory and answers as the protocol says. */
+class FakeStation {
+  readonly calls: string[] = [];
+  readonly sessions = new Map<string, Session>();
+  readonly faults: Record<Method, Fault[]> = { initiate: [], chunk: [], finalize: [] };
+  /** Every call fails as if the Station were gone. */
+  unreachable = false;
+  /** The next chunk arrives with its first byte damaged (the finalize check finds it). */
+  damageNextChunk = false;
+
+  private fault(method: Method, session: Session | undefined, offset = 0, file = ''): void {
+    if (this.unreachable)
+      throw new StationError(0, null, null, 'cannot reach the Station at http://fake: ECONNREFUSED');
+    const error = this.faults[method].shift()?.(session, offset, file);
+    if (error) throw error;
+  }
+
+  private byId(id: string): Session {
+    const session = [...this.sessions.values()].find((s) => s.id === id);
+    if (!session) throw refusal(404, 'not_found', `no upload session ${id}`);
+    return session;
+  }
+
+  readonly client = ((): StationClient => {
+    const station = this;
+    const fake = {
+      baseUrl: 'http://fake',
+      async initiate(meta: InitiateRequest): Promise<InitiateReply> {
+        station.calls.push('initiate');
+        let session = station.sessions.get(meta.idempotency_key);
+        station.fault('initiate', session);
+        if (!session) {
+          session = { id: `up-${station.sessions.size + 1}`, meta, bytes: Buffer.alloc(0), stored: null };
+          station.sessions.set(meta.idempotency_key, session);
+        }
+        const stored = session.stored;
+        return {
+          upload_id: session.id,
+          status: stored
+            ? 'stored'
+            : session.bytes.length === meta.archive_size_bytes
+              ? 'complete'
+              : 'receiving',
+          next_offset: session.bytes.length,
+          archive_size_bytes: meta.archive_size_bytes,
+          recommended_chunk_size_bytes: CHUNK,
+          duplicate: false,
+          ...(stored ? { stored_as: stored } : {}),
+          pruned: [],
+        };
+      },
+      async chunk(uploadId: string, file: string, offset: number, length: number) {
+        station.calls.push(`chunk@${offset}`);
+        const session = station.byId(uploadId);
+        station.fault('chunk', session, offset, file);
+        if (offset !== session.bytes.length) {
+          throw refusal(409, 'offset_mismatch', {
+            status: 'offset_mismatch',
+            next_offset: session.bytes.length,
+            message: `expected offset ${session.bytes.length}`,
+          });
+        }
+        const bytes = Buffer.from(readFileSync(file).subarray(offset, offset + length));
+        if (station.damageNextChunk && bytes.length > 0) {
+          station.damageNextChunk = false;
+          bytes[0] = (bytes[0] ?? 0) ^ 0xff;
+        }
+        session.bytes = Buffer.concat([session.bytes, bytes]);
+        const complete = session.bytes.length === session.meta.archive_size_bytes;
+        return {
+          status: complete ? ('complete' as const) : ('receiving' as const),
+          next_offset: session.bytes.length,
+        };
+      },
+      async finalize(uploadId: string) {
+        station.calls.push('finalize');
+        const session = station.byId(uploadId);
+        station.fault('finalize', session);
+        if (session.bytes.length !== session.meta.archive_size_bytes) {
+          throw refusal(409, 'incomplete', {
+            status: 'incomplete',
+            next_offset: session.bytes.length,
+            message: 'incomplete',
+          });
+        }
+        if (createHash('sha256').update(session.bytes).digest('hex') !== session.meta.archive_sha256) {
+          session.bytes = Buffer.alloc(0);
+          throw refusal(409, 'checksum_mismatch', {
+            status: 'checksum_mismatch',
+            next_offset: 0,
+            message: 'the received bytes do not match archive_sha256',
+          });
+        }
+        session.stored = `${session.meta.job_name}__${session.meta.timestamp.replaceAll(':', '-')}__${session.meta.fingerprint.slice(0, 8)}.tar.zst`;
+        return { status: 'stored' as const, stored_as: session.stored, pruned: [], duplicate: false };
+      },
+      instance() {
+        throw new Error('the backup cycle does not recover');
+      },
+    };
+    return fake as unknown as StationClient;
+  })();
+
+  /** The sessions that ended stored, with their bytes. */
+  stored(): Session[] {
+    return [...this.sessions.values()].filter((s) => s.stored !== null);
+  }
+}
+
+let work: string;
+let storage: ScoutStorage;
+let states: JobStates;
+let station: FakeStation;
+let circuit: Circuit;
+let backup: Backup;
+let events: NotifyEvent[];
+let job: DiscoveredJob;
+
+const ctx = (): OperationContext => ({ signal: new AbortController().signal, progress: () => {} });
+const state = async () => stateView(await states.get('docs'));
+/** A new file, so the cycle makes a new archive. */
+const change = () =>
+  writeFileSync(join(job.absolute_path, `${randomBytes(4).toString('hex')}.bin`), randomBytes(200_000));
+
+describe('the backup cycle against a Station client that answers like the protocol', () => {
+  before(async () => {
+    work = mkdtempSync(join(tmpdir(), 'backup-cycle-'));
+    storage = await openScoutStorage(join(work, 'data'));
+    states = createJobStates(storage.scoutDb);
+    const docs = join(work, 'scan', 'docs');
+    job = {
+      relative_path: 'docs',
+      absolute_path: docs,
+      config: { job_name: 'docs', include_hidden: true, follow_symlinks: false, exclude: [] },
+      config_error: null,
+    };
+    mkdirSync(docs, { recursive: true });
+    writeFileSync(join(docs, 'big.bin'), randomBytes(300_000));
+  });
+
+  after(async () => {
+    await storage?.close();
+    rmSync(work, { recursive: true, force: true });
+  });
+
+  beforeEach(() => {
+    station = new FakeStation();
+    circuit = createCircuit();
+    events = [];
+    const noHook = async () => ({ ran: false, exit_code: null, timed_out: false, output: '' });
+    backup = createBackup({
+      dataDir: join(work, 'data'),
+      instanceId: 'inst0000000000000001',
+      advertisedUrl: undefined,
+      keys: createKeyStore(join(work, 'data')),
+      settings: {
+        read: async () => ({
+          station_url: 'http://fake',
+          scout_id: 'host-a',
+          scout_credential: 'station-token',
+          cron_schedule: '0 * * * *',
+          drill_schedule: '',
+        }),
+      } as unknown as ScoutSettingsService,
+      states,
+      circuit,
+      uploadsPaused: async () => false,
+      jobs: async () => [job],
+      hooks: { pre: noHook, post: noHook } as unknown as Hooks,
+      notifier: { notify: (event: NotifyEvent) => events.push(event) } as unknown as Notifier,
+      stationClient: () => station.client,
+    });
+  });
+
+  /** The staged archive of the job, before the upload removes it. */
+  async function stagedFile(): Promise<string | null> {
+    return states.staged(await states.get('docs'))?.file ?? null;
+  }
+
+  test('a plain upload: initiate, chunks in order, finalize; the staged archive is removed', async () => {
+    change();
+    await backup.cycle('run_now', ctx());
+    const s = await state();
+    assert.equal(s.last_status, 'uploaded', s.last_error ?? undefined);
+    assert.equal(s.last_error_code, null);
+    const [stored] = station.stored();
+    assert.ok(stored);
+    assert.equal(s.last_stored_as, stored.stored);
+    assert.equal(createHash('sha256').update(stored.bytes).digest('hex'), stored.meta.archive_sha256);
+    assert.equal(station.calls[0], 'initiate');
+    assert.equal(station.calls.at(-1), 'finalize');
+    assert.equal(s.staged, false);
+  });
+
+  test('offset_mismatch: the upload resumes at the offset the Station names, sending each byte once', async () => {
+    change();
+    // The Station already holds bytes the Scout does not know of (an earlier request arrived late).
+    station.faults.chunk.push((session, _offset, file) => {
+      if (session) session.bytes = Buffer.from(readFileSync(file).subarray(0, CHUNK * 2));
+      return undefined;
+    });
+    await backup.forceSend(job, ctx());
+    const s = await state();
+    assert.equal(s.last_status, 'uploaded', s.last_error ?? undefined);
+    const [stored] = station.stored();
+    assert.ok(stored);
+    assert.equal(createHash('sha256').update(stored.bytes).digest('hex'), stored.meta.archive_sha256);
+    const chunks = station.calls.filter((c) => c.startsWith('chunk@'));
+    assert.deepEqual(chunks.slice(0, 2), ['chunk@0', `chunk@${CHUNK * 2}`], 'resumed where the Station said');
+    assert.equal(station.calls.filter((c) => c === 'initiate').length, 1, 'no new initiation for a resume');
+  });
+
+  test('checksum_mismatch: the Station discards the bytes and the Scout sends the archive again from 0', async () => {
+    change();
+    station.damageNextChunk = true;
+    await backup.forceSend(job, ctx());
+    const s = await state();
+    assert.equal(s.last_status, 'uploaded', s.last_error ?? undefined);
+    const initiations = station.calls.filter((c) => c === 'initiate').length;
+    assert.equal(initiations, 2, 'initiated again after the mismatch');
+    const fromZero = station.calls.filter((c) => c === 'chunk@0').length;
+    assert.equal(fromZero, 2, 'sent from offset 0 twice');
+    assert.deepEqual(
+      station.calls.filter((c) => c === 'finalize').length,
+      2,
+      'the first finalize found the mismatch, the second stored',
+    );
+    const [stored] = station.stored();
+    assert.ok(stored);
+    assert.equal(createHash('sha256').update(stored.bytes).digest('hex'), stored.meta.archive_sha256);
+  });
+
+  test('a 500 and a 429 (Retry-After) are retried within the cycle; the upload resumes, nothing is sent twice', async () => {
+    change();
+    station.faults.chunk.push(
+      () => undefined,
+      () => refusal(500, 'internal', 'internal server error'),
+    );
+    station.faults.finalize.push(() => refusal(429, 'rate_limited', 'slow down', 1));
+    const started = Date.now();
+    await backup.forceSend(job, ctx());
+    const s = await state();
+    assert.equal(s.last_status, 'uploaded', s.last_error ?? undefined);
+    assert.ok(Date.now() - started >= 1900, 'waited 1 s after the 500 and Retry-After 1 s after the 429');
+    const [stored] = station.stored();
+    assert.ok(stored);
+    assert.equal(createHash('sha256').update(stored.bytes).digest('hex'), stored.meta.archive_sha256);
+    assert.equal(station.calls.filter((c) => c === 'initiate').length, 3, 'each retry asks where to resume');
+    const sent = station.calls.filter((c) => c.startsWith('chunk@'));
+    assert.equal(new Set(sent).size, sent.length - 1, 'only the chunk the 500 refused was sent again');
+  });
+
+  test('a rejected token fails the job with code token_rejected, keeps the archive and asks for attention', async () => {
+    change();
+    station.faults.initiate.push(() => refusal(401, 'unauthorized', 'Station token expired; mint a new one'));
+    await backup.cycle('run_now', ctx());
+    const s = await state();
+    assert.equal(s.last_status, 'failed');
+    assert.equal(s.last_error_code, 'token_rejected');
+    assert.match(String(s.last_error), /scout_credential/);
+    assert.equal(s.staged, true);
+    const staged = await stagedFile();
+    assert.ok(staged && existsSync(staged));
+    assert.equal(events.at(-1)?.event, 'job_needs_attention');
+    assert.equal(circuit.view().consecutive_failures, 0, 'the Station was reached');
+  });
+
+  test('the Station paused: code paused; the next cycle uploads the same staged archive', async () => {
+    const staged = await stagedFile();
+    station.faults.initiate.push(() => refusal(503, 'paused', 'uploads are paused on this Station'));
+    await backup.cycle('run_now', ctx());
+    let s = await state();
+    assert.equal(s.last_status, 'failed');
+    assert.equal(s.last_error_code, 'paused');
+    assert.match(String(s.last_error), /stays staged/);
+    assert.equal(await stagedFile(), staged, 'the same archive waits');
+    await backup.cycle('run_now', ctx());
+    s = await state();
+    assert.equal(s.last_status, 'uploaded', s.last_error ?? undefined);
+    assert.equal(s.last_error_code, null);
+    assert.ok(staged && !existsSync(staged), 'the uploaded archive is removed');
+  });
+
+  test('an unreachable Station: code station_unreachable each cycle; the circuit opens after 3', async () => {
+    change();
+    station.unreachable = true;
+    for (let cycle = 1; cycle <= OPEN_AFTER_FAILED_CYCLES; cycle += 1) {
+      // Each cycle tries 4 times (waits of 1, 2 and 4 s), then fails the job.
+      await backup.cycle('run_now', ctx());
+      const s = await state();
+      assert.equal(s.last_status, 'failed');
+      assert.equal(s.last_error_code, 'station_unreachable');
+      assert.match(String(s.last_error), /cannot reach the Station/);
+    }
+    assert.equal(circuit.view().state, 'open');
+    await backup.cycle('schedule', ctx());
+    assert.equal(
+      (await state()).last_error_code,
+      'station_unreachable',
+      'a scheduled cycle skips the upload',
+    );
+    assert.equal(station.calls.filter((c) => c === 'initiate').length, OPEN_AFTER_FAILED_CYCLES * 4);
+  });
+});
