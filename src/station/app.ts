@@ -17,7 +17,6 @@ import { snapshotRoutes } from './routes/snapshots.ts';
 import { uploadRoutes } from './routes/uploads.ts';
 import { reconcile } from './services/reconcile.ts';
 import { createStationMetrics } from './services/station-metrics.ts';
-import { ensureFolders } from './services/storage-health.ts';
 import { createStationServices } from './services.ts';
 
 const log = logger.child({ mod: 'station' });
@@ -27,17 +26,16 @@ const SWEEP_EVERY_MS = 60 * 60 * 1000;
 const isDownload = (method: string, path: string) => method === 'GET' && path.startsWith('/api/snapshots/');
 
 export async function startStation(config: StationConfig): Promise<RunningRole> {
-  await ensureFolders(config.backupRoot, config.stagingDir);
   const storage = await openStationStorage(config);
   try {
     const core = createCore('station', storage);
     await core.accounts.ensureInitialAdmin(config.initialAdminPassword);
     const station = createStationServices(config, core, storage);
+    await station.store.prepare();
     await reconcile({
       index: station.index,
       store: station.store,
       uploads: station.uploadSessions,
-      stagingDir: config.stagingDir,
     });
     await station.integrations.certificates.apply();
     const app = createCoreApp(core, {

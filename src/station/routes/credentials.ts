@@ -7,7 +7,7 @@ import { readJson, readQuery } from '../../core/http/json-body.ts';
 import { decimalQueryField, isSha256Hex, SHA256_RULE } from '../../shared/protocol/fields.ts';
 import { DEFAULT_STATION_TOKEN_TTL_DAYS } from '../services/station-tokens.ts';
 import type { StationServices } from '../services.ts';
-import { checkComponent } from '../storage/snapshot-store.ts';
+import { checkComponent } from '../storage/keys.ts';
 
 const MintBody = z.object({
   ttl_days: z.number().int('ttl_days must be a whole number').optional(),

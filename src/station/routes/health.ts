@@ -1,7 +1,6 @@
 import { Hono } from 'hono';
 import type { AppEnv } from '../../core/http/app-env.ts';
 import { logger } from '../../core/log.ts';
-import { probeWritable, storageInfo } from '../services/storage-health.ts';
 import type { StationServices } from '../services.ts';
 
 const log = logger.child({ mod: 'station/health' });
@@ -31,7 +30,7 @@ export function healthRoutes(station: StationServices) {
 
   app.get('/health', async (c) => {
     const [storage, dbProblem] = await Promise.all([
-      storageInfo(station.config.backupRoot),
+      station.store.health(),
       databaseProblem(station),
     ]);
     const ok = storage.writable && dbProblem === null;
@@ -41,20 +40,16 @@ export function healthRoutes(station: StationServices) {
         storage,
         database: { kind: station.storage.kind, ok: dbProblem === null },
         max_upload_bytes: station.config.maxUploadBytes,
-        ...(ok ? {} : { detail: dbProblem ?? `${storage.backup_root} is not writable`, code: 'unavailable' }),
+        ...(ok ? {} : { detail: dbProblem ?? storage.problem ?? 'storage is not writable', code: 'unavailable' }),
       },
       ok ? 200 : 503,
     );
   });
 
   app.get('/health/ready', async (c) => {
-    const problems = (
-      await Promise.all([
-        probeWritable(station.config.backupRoot),
-        probeWritable(station.config.stagingDir),
-        databaseProblem(station),
-      ])
-    ).filter((p): p is string => p !== null);
+    const [storage, dbProblem] = await Promise.all([station.store.health(), databaseProblem(station)]);
+    const storageProblem = storage.writable ? null : (storage.problem ?? 'storage is not writable');
+    const problems = [storageProblem, dbProblem].filter((p): p is string => p !== null);
     if (problems.length > 0)
       return c.json({ status: 'unavailable', detail: problems.join('; '), code: 'unavailable' }, 503);
     return c.json({ status: 'ok' });

@@ -1,6 +1,6 @@
 import { Readable } from 'node:stream';
 import type { Context } from 'hono';
-import type { SnapshotKey, SnapshotStore } from '../storage/snapshot-store.ts';
+import type { SnapshotKey, SnapshotStorage } from '../storage/storage.ts';
 
 /** Parses one `bytes=` range; null when absent, 'invalid' when unsatisfiable. */
 export function parseRange(
@@ -26,11 +26,11 @@ export function parseRange(
 }
 
 /** Streams a stored snapshot as octet-stream, with HTTP Range support so downloads can resume. */
-export function sendSnapshot(
+export async function sendSnapshot(
   c: Context,
-  store: SnapshotStore,
+  store: SnapshotStorage,
   located: { key: SnapshotKey; sizeBytes: number },
-): Response {
+): Promise<Response> {
   const { key, sizeBytes } = located;
   const headers: Record<string, string> = {
     'Content-Type': 'application/octet-stream',
@@ -45,7 +45,7 @@ export function sendSnapshot(
       'Content-Range': `bytes */${sizeBytes}`,
     });
   }
-  const body = Readable.toWeb(store.read(key, range ?? undefined)) as ReadableStream;
+  const body = Readable.toWeb(await store.read(key, range ?? undefined)) as ReadableStream;
   if (!range) {
     return new Response(body, { status: 200, headers: { ...headers, 'Content-Length': String(sizeBytes) } });
   }

@@ -5,7 +5,6 @@ import { adminOnly, maySeeSettings, signedIn } from '../../core/http/access.ts';
 import type { AppEnv } from '../../core/http/app-env.ts';
 import { readJson, readQuery } from '../../core/http/json-body.ts';
 import { StationSettingsInput } from '../services/station-settings.ts';
-import { storageInfo } from '../services/storage-health.ts';
 import type { StationServices } from '../services.ts';
 
 const OverviewQuery = z.object({
@@ -31,7 +30,7 @@ export function settingsRoutes(station: StationServices) {
       body.settings = await station.settings.read();
     }
     if (section === undefined || section === 'storage') {
-      const info = await storageInfo(station.config.backupRoot);
+      const info = await station.store.health();
       body.storage = {
         ...info,
         used_bytes:

@@ -5,7 +5,7 @@ import { adminOnly, signedIn } from '../../core/http/access.ts';
 import type { AppEnv } from '../../core/http/app-env.ts';
 import { readJson, readQuery } from '../../core/http/json-body.ts';
 import type { StationServices } from '../services.ts';
-import type { SnapshotKey } from '../storage/snapshot-store.ts';
+import type { SnapshotKey } from '../storage/storage.ts';
 import { sendSnapshot } from './send-snapshot.ts';
 
 const RestoreTarget = z.strictObject({

@@ -3,7 +3,7 @@ import type { Notifier } from '../../core/notify/ntfy.ts';
 import type { DrillOutcome as DrillReport } from '../../shared/drill-outcome.ts';
 import type { StationDb } from '../db/open.ts';
 import { drills } from '../db/station-tables.ts';
-import { checkFilename } from '../storage/snapshot-store.ts';
+import { checkFilename } from '../storage/keys.ts';
 import type { JobRef } from './snapshot-index.ts';
 import { checkJobRef } from './snapshots.ts';
 import type { StationTokenRow, StationTokens } from './station-tokens.ts';

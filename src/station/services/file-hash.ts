@@ -1,10 +1,9 @@
 import { createHash } from 'node:crypto';
-import { createReadStream } from 'node:fs';
+import type { Readable } from 'node:stream';
 
-/** SHA-256 hex of a file, streamed (constant memory whatever the size). */
-export async function sha256File(path: string): Promise<string> {
+/** SHA-256 hex of a stream (a stored snapshot read through the store), in constant memory. */
+export async function sha256Stream(stream: Readable): Promise<string> {
   const hash = createHash('sha256');
-  for await (const chunk of createReadStream(path, { highWaterMark: 1024 * 1024 }))
-    hash.update(chunk as Buffer);
+  for await (const chunk of stream) hash.update(chunk as Buffer);
   return hash.digest('hex');
 }

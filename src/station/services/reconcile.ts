@@ -1,11 +1,10 @@
-import { readdir } from 'node:fs/promises';
-import { clock } from '../../core/clock.ts';
+import { type Clock, clock as stationClock } from '../../core/clock.ts';
 import { logger } from '../../core/log.ts';
-import type { SnapshotStore } from '../storage/snapshot-store.ts';
-import { sha256File } from './file-hash.ts';
+import type { SnapshotStorage } from '../storage/storage.ts';
+import type { Uploads } from '../uploads/index.ts';
+import { sha256Stream } from './file-hash.ts';
 import type { SnapshotIndex, SnapshotRow } from './snapshot-index.ts';
 import { timeFromName } from './snapshot-time.ts';
-import type { Uploads } from './upload-sessions.ts';
 
 const log = logger.child({ mod: 'station/reconcile' });
 
@@ -18,19 +17,20 @@ function fingerprintFromName(filename: string): string {
 }
 
 /**
- * Makes the index follow the disk (the disk is the truth for bytes): files on disk that the
- * index lacks are indexed, index rows whose file is gone are marked missing (and unmarked
- * when it is back), staged parts of dead upload sessions are removed.
+ * Makes the index follow the store (the store is the truth for bytes): snapshots the index
+ * lacks are indexed (their SHA-256 read through the store), index rows whose snapshot is gone
+ * are marked missing (and unmarked when it is back), staging areas of dead uploads are removed.
  */
 export async function reconcile(deps: {
   index: SnapshotIndex;
-  store: SnapshotStore;
+  store: SnapshotStorage;
   uploads: Uploads;
-  stagingDir: string;
+  clock?: Clock;
 }): Promise<{ indexed: number; missing: number; restored: number }> {
   const { index, store } = deps;
+  const clock = deps.clock ?? stationClock;
   await deps.uploads.sweep();
-  await deps.uploads.reconcileStaging((await readdir(deps.stagingDir)).filter((f) => f.endsWith('.part')));
+  await deps.uploads.reconcileStaging();
   const rows = new Map((await index.all()).map((r) => [keyOf({ ...r, instanceId: r.scoutInstanceId }), r]));
   const seen = new Set<string>();
   const found: SnapshotRow[] = [];
@@ -47,7 +47,7 @@ export async function reconcile(deps: {
         jobName: file.jobName,
         filename: file.filename,
         sizeBytes: file.sizeBytes,
-        sha256: await sha256File(store.pathOf(file)),
+        sha256: await sha256Stream(await store.read(file)),
         fingerprint: fingerprintFromName(file.filename),
         keyFingerprint: null,
         mtime: file.mtimeMs,

@@ -1,13 +1,17 @@
 import { notFound } from '../../core/errors.ts';
-import type { SnapshotStore } from '../storage/snapshot-store.ts';
-import { checkFilename } from '../storage/snapshot-store.ts';
+import { checkFilename } from '../storage/keys.ts';
+import type { SnapshotStorage } from '../storage/storage.ts';
 import type { JobRef, SnapshotIndex, SnapshotRow } from './snapshot-index.ts';
 import { formatTimestamp } from './snapshot-time.ts';
 import { checkJobRef } from './snapshots.ts';
 import type { StationTokenRow, StationTokens } from './station-tokens.ts';
 
 /** Which snapshot a Scout may download: only from an instance its token is bound to. */
-export function createRecovery(deps: { tokens: StationTokens; index: SnapshotIndex; store: SnapshotStore }) {
+export function createRecovery(deps: {
+  tokens: StationTokens;
+  index: SnapshotIndex;
+  store: SnapshotStorage;
+}) {
   async function located(ref: JobRef, row: SnapshotRow | undefined, what: string) {
     if (!row) throw notFound(`no ${what} snapshot of ${ref.scoutId}/${ref.instanceId}/${ref.jobName}`);
     const key = { ...ref, filename: row.filename };

@@ -18,9 +18,8 @@ export function formatTimestamp(ms: number): string {
  * Refuses a snapshot time too far in the future: a Scout whose clock runs ahead (or a
  * compromised one) would otherwise make its snapshot "latest" and push out real history.
  */
-export function checkNotAhead(timestamp: string): void {
+export function checkNotAhead(timestamp: string, now = clock.now()): void {
   const ms = timestampMs(timestamp);
-  const now = clock.now();
   if (ms - now > MAX_AHEAD_MS) {
     throw badRequest(
       `timestamp ${timestamp} is more than 24 hours ahead of the Station's clock (${formatTimestamp(now)}); check the Scout's clock`,

@@ -1,6 +1,6 @@
 import { conflict, notFound } from '../../core/errors.ts';
-import type { SnapshotKey, SnapshotStore } from '../storage/snapshot-store.ts';
-import { checkComponent, checkFilename } from '../storage/snapshot-store.ts';
+import { checkComponent, checkFilename } from '../storage/keys.ts';
+import type { SnapshotKey, SnapshotStorage } from '../storage/storage.ts';
 import type { JobRef, SnapshotIndex, SnapshotRow } from './snapshot-index.ts';
 
 const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
@@ -32,7 +32,7 @@ export function checkJobRef(ref: JobRef): void {
 }
 
 /** Reading, downloading and deleting stored snapshots, and the overview tree. */
-export function createSnapshots(deps: { index: SnapshotIndex; store: SnapshotStore }) {
+export function createSnapshots(deps: { index: SnapshotIndex; store: SnapshotStorage }) {
   const { index, store } = deps;
 
   async function buildTree() {

@@ -1,6 +1,6 @@
 import type { Integrations } from '../../core/integrations.ts';
 import { logger } from '../../core/log.ts';
-import type { UploadEvents, UploadFacts } from './upload-sessions.ts';
+import type { UploadEvents, UploadFacts } from '../uploads/index.ts';
 import type { VerificationResult } from './verify.ts';
 
 const log = logger.child({ mod: 'station/events' });

@@ -56,6 +56,21 @@ export interface StagedUpload {
   state: string | null;
 }
 
+/** A staging area as the store lists it: `target` null when the store cannot tell (disk). */
+export interface StagingArea {
+  uploadId: string | null;
+  target: SnapshotKey | null;
+  state: string | null;
+}
+
+/** Free bytes where uploads are staged and where snapshots are stored (null: not known). */
+export interface StorageSpace {
+  stagingFree: number | null;
+  storedFree: number | null;
+  /** Staging and stored snapshots draw on the same free space. */
+  sameDevice: boolean;
+}
+
 export interface AppendResult {
   /** Bytes the store now holds of the upload (the next offset). */
   stagedBytes: number;
@@ -63,6 +78,11 @@ export interface AppendResult {
   keptBytes: number;
   /** The new `state` to keep with the session (parts, hash state); null for the disk store. */
   state: string | null;
+  /**
+   * Set when the body failed before its end (the client went away): what was kept up to then
+   * is described above and saved with the session, then the chunk answers 400.
+   */
+  interrupted?: unknown;
 }
 
 export interface SnapshotStorage {
@@ -82,7 +102,8 @@ export interface SnapshotStorage {
   /**
    * Appends `body` at `offset` (== stagedBytes) and hashes the kept bytes as they arrive.
    * Throws a 400 AppError for a body that runs past `sizeBytes` (nothing of it is kept), a 507
-   * for a full disk; what was durably kept before an interruption stays. The caller
+   * for a full disk; what was durably kept before an interruption stays (resolved with
+   * `interrupted` set, so the caller saves the state). The caller
    * serialises appends of one upload (an advisory lock in PostgreSQL).
    */
   append(upload: StagedUpload, offset: number, body: Readable): Promise<AppendResult>;
@@ -94,12 +115,14 @@ export interface SnapshotStorage {
   stagedSha256(upload: StagedUpload): Promise<string>;
   /** Throws away what was staged (a checksum mismatch): the upload restarts at offset 0. */
   resetStaging(upload: StagedUpload): Promise<StagedUpload>;
-  /** Removes the staging area (abandoned, superseded). Missing is fine. */
-  abortStaging(upload: StagedUpload): Promise<void>;
+  /** Removes the staging area (abandoned, superseded, or listed with no session). Missing is fine. */
+  abortStaging(area: StagingArea): Promise<void>;
   /** Moves the complete staged bytes into place under `upload.target`; returns the stored file. */
   complete(upload: StagedUpload): Promise<StoredFile>;
   /** Staging areas that exist, for start-up reconciliation and the sweep. */
-  listStaging(): AsyncIterable<{ uploadId: string | null; state: string | null; startedMs: number | null }>;
+  listStaging(): AsyncIterable<StagingArea & { startedMs: number | null }>;
+  /** Free space, when the store has a limit worth checking before an upload (the disk). */
+  space?(): Promise<StorageSpace>;
 
   stat(key: SnapshotKey): Promise<{ sizeBytes: number; mtimeMs: number } | null>;
   exists(key: SnapshotKey): Promise<boolean>;

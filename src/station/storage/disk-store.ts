@@ -1,0 +1,267 @@
+import { randomBytes } from 'node:crypto';
+import { constants } from 'node:fs';
+import { mkdir, open, readdir, rm, stat, statfs, truncate, unlink } from 'node:fs/promises';
+import { join } from 'node:path';
+import { pipeline } from 'node:stream/promises';
+import { badRequest } from '../../core/errors.ts';
+import { createStagedWriter } from './disk-append.ts';
+import { placeFile, probeWritable, subdirs, TEMP_PREFIX } from './disk-files.ts';
+import { checkComponent, checkFilename, isSnapshotFilename } from './keys.ts';
+import type {
+  JobLocation,
+  SnapshotKey,
+  SnapshotStorage,
+  StagedUpload,
+  StagingArea,
+  StorageHealth,
+  StoredFile,
+} from './storage.ts';
+
+const UPLOAD_ID = /^[A-Za-z0-9_-]{1,100}$/;
+const STAGED_SUFFIX = '.part';
+
+/**
+ * Snapshots on the local disk under BACKUP_ROOT, uploads staged in STAGING_DIR as
+ * `<upload_id>.part`. Every path is built from validated components, so nothing reaches outside
+ * the root. A snapshot appears only complete: synced, then linked into place under a name
+ * nobody holds (link fails instead of overwriting), then the folder is synced. Staged bytes
+ * are not synced per chunk: `stagedBytes` is the file's length and finalize checks the SHA-256.
+ */
+export function createDiskStore(dirs: { backupRoot: string; stagingDir: string }): SnapshotStorage {
+  const root = dirs.backupRoot;
+  const writer = createStagedWriter();
+
+  function dirOf(at: JobLocation): string {
+    checkComponent('scout_id', at.scoutId);
+    if (at.instanceId !== null) checkComponent('scout_instance_id', at.instanceId);
+    checkComponent('job_name', at.jobName);
+    return at.instanceId === null
+      ? join(root, at.scoutId, at.jobName)
+      : join(root, at.scoutId, at.instanceId, at.jobName);
+  }
+
+  function pathOf(key: SnapshotKey): string {
+    checkFilename(key.filename);
+    return join(dirOf(key), key.filename);
+  }
+
+  function stagedPath(uploadId: string): string {
+    if (!UPLOAD_ID.test(uploadId)) throw badRequest('upload id must be letters, digits, _ and -');
+    return join(dirs.stagingDir, `${uploadId}${STAGED_SUFFIX}`);
+  }
+
+  async function sizeOf(path: string): Promise<number> {
+    try {
+      return (await stat(path)).size;
+    } catch {
+      return 0;
+    }
+  }
+
+  async function statKey(key: SnapshotKey) {
+    try {
+      const s = await stat(pathOf(key));
+      return s.isFile() ? { sizeBytes: s.size, mtimeMs: Math.round(s.mtimeMs) } : null;
+    } catch (error) {
+      if ((error as { status?: number }).status === 400) throw error;
+      return null;
+    }
+  }
+
+  /** Places a complete file under `key` (or `-2`, … when taken) and describes what was stored. */
+  async function place(source: string, key: SnapshotKey): Promise<StoredFile> {
+    checkFilename(key.filename);
+    const dir = dirOf(key);
+    await mkdir(dir, { recursive: true });
+    const filename = await placeFile(source, dir, key.filename);
+    const stored = { ...key, filename };
+    const stats = await statKey(stored);
+    return { ...stored, sizeBytes: stats?.sizeBytes ?? 0, mtimeMs: stats?.mtimeMs ?? 0 };
+  }
+
+  return {
+    kind: 'disk',
+
+    async prepare() {
+      for (const dir of [root, dirs.stagingDir]) await mkdir(dir, { recursive: true });
+    },
+
+    async health(): Promise<StorageHealth> {
+      const problems = (await Promise.all([probeWritable(root), probeWritable(dirs.stagingDir)])).filter(
+        (p): p is string => p !== null,
+      );
+      const writable = problems.length === 0;
+      const problem = writable ? {} : { problem: problems.join('; ') };
+      try {
+        const fs = await statfs(root);
+        const space = { free_bytes: fs.bavail * fs.bsize, total_bytes: fs.blocks * fs.bsize };
+        return { kind: 'disk', backup_root: root, ...space, writable, ...problem };
+      } catch (error) {
+        const why = `${root}: ${(error as Error).message}`;
+        return {
+          kind: 'disk',
+          backup_root: root,
+          free_bytes: null,
+          total_bytes: null,
+          writable: false,
+          problem: why,
+        };
+      }
+    },
+
+    async space() {
+      const [staging, stored, stagingStat, rootStat] = await Promise.all([
+        statfs(dirs.stagingDir),
+        statfs(root),
+        stat(dirs.stagingDir),
+        stat(root),
+      ]);
+      return {
+        stagingFree: staging.bavail * staging.bsize,
+        storedFree: stored.bavail * stored.bsize,
+        sameDevice: stagingStat.dev === rootStat.dev,
+      };
+    },
+
+    chunkSizeFor: () => 16 * 1024 * 1024,
+
+    async beginStaging(upload) {
+      dirOf(upload.target);
+      checkFilename(upload.target.filename);
+      const handle = await open(stagedPath(upload.uploadId), constants.O_RDWR | constants.O_CREAT);
+      await handle.close();
+      return null;
+    },
+
+    stagedBytes: (upload) => sizeOf(stagedPath(upload.uploadId)),
+
+    async append(upload, offset, body) {
+      const room = upload.sizeBytes - offset;
+      const path = stagedPath(upload.uploadId);
+      const { kept, interrupted } = await writer.append(upload.uploadId, path, offset, body, room);
+      return {
+        stagedBytes: offset + kept,
+        keptBytes: kept,
+        state: null,
+        ...(interrupted ? { interrupted } : {}),
+      };
+    },
+
+    async stagedSha256(upload) {
+      const path = stagedPath(upload.uploadId);
+      return writer.sha256(upload.uploadId, path, await sizeOf(path));
+    },
+
+    async resetStaging(upload: StagedUpload) {
+      writer.forget(upload.uploadId);
+      await truncate(stagedPath(upload.uploadId), 0);
+      return { ...upload, state: null };
+    },
+
+    async abortStaging(area: StagingArea) {
+      if (area.uploadId === null) return;
+      writer.forget(area.uploadId);
+      await rm(stagedPath(area.uploadId), { force: true });
+    },
+
+    async complete(upload) {
+      const stored = await place(stagedPath(upload.uploadId), upload.target);
+      writer.forget(upload.uploadId);
+      return stored;
+    },
+
+    async *listStaging() {
+      let names: string[];
+      try {
+        names = await readdir(dirs.stagingDir);
+      } catch {
+        return;
+      }
+      for (const name of names) {
+        if (!name.endsWith(STAGED_SUFFIX)) continue;
+        const uploadId = name.slice(0, -STAGED_SUFFIX.length);
+        if (!UPLOAD_ID.test(uploadId)) continue;
+        const s = await stat(join(dirs.stagingDir, name)).catch(() => null);
+        yield {
+          uploadId,
+          target: null,
+          state: null,
+          startedMs: s ? Math.round(s.birthtimeMs || s.mtimeMs) : null,
+        };
+      }
+    },
+
+    stat: statKey,
+
+    exists: async (key) => (await statKey(key)) !== null,
+
+    async read(key, range) {
+      const handle = await open(pathOf(key), 'r');
+      return handle.createReadStream({
+        ...(range ? { start: range.start, end: range.end } : {}),
+        highWaterMark: 1024 * 1024,
+      });
+    },
+
+    async remove(key) {
+      try {
+        await unlink(pathOf(key));
+        return true;
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code === 'ENOENT') return false;
+        throw error;
+      }
+    },
+
+    async removeInstance(scoutId, instanceId) {
+      checkComponent('scout_id', scoutId);
+      checkComponent('scout_instance_id', instanceId);
+      await rm(join(root, scoutId, instanceId), { recursive: true, force: true });
+    },
+
+    /** Every snapshot file in the instance layout; leftovers of interrupted commits are removed. */
+    async *list(): AsyncGenerator<StoredFile> {
+      for (const scoutId of await subdirs(root)) {
+        for (const instanceId of await subdirs(join(root, scoutId))) {
+          for (const jobName of await subdirs(join(root, scoutId, instanceId))) {
+            const dir = join(root, scoutId, instanceId, jobName);
+            for (const entry of await readdir(dir, { withFileTypes: true })) {
+              if (!entry.isFile()) continue;
+              if (entry.name.startsWith(TEMP_PREFIX)) {
+                await rm(join(dir, entry.name), { force: true });
+                continue;
+              }
+              if (!isSnapshotFilename(entry.name)) continue;
+              const s = await stat(join(dir, entry.name));
+              yield {
+                scoutId,
+                instanceId,
+                jobName,
+                filename: entry.name,
+                sizeBytes: s.size,
+                mtimeMs: Math.round(s.mtimeMs),
+              };
+            }
+          }
+        }
+      }
+    },
+
+    async put(key, body, sizeBytes) {
+      checkFilename(key.filename);
+      const dir = dirOf(key);
+      await mkdir(dir, { recursive: true });
+      const temp = join(dir, `${TEMP_PREFIX}${randomBytes(6).toString('hex')}-${key.filename}`);
+      try {
+        const handle = await open(temp, 'wx');
+        await pipeline(body, handle.createWriteStream({ highWaterMark: 1024 * 1024 }));
+        const written = await sizeOf(temp);
+        if (written !== sizeBytes)
+          throw badRequest(`${key.filename}: ${written} bytes written, ${sizeBytes} expected`);
+        return await place(temp, key);
+      } finally {
+        await rm(temp, { force: true });
+      }
+    },
+  };
+}

@@ -1,0 +1,87 @@
+import type { Readable } from 'node:stream';
+import { eq } from 'drizzle-orm';
+import { AppError, badRequest, conflict } from '../../core/errors.ts';
+import { logger } from '../../core/log.ts';
+import { uploadSessions } from '../db/station-tables.ts';
+import type { StationTokenRow } from '../services/station-tokens.ts';
+import type { AppendResult } from '../storage/storage.ts';
+import { sessionOf, stagedUploadOf } from './sessions.ts';
+import type { UploadDeps } from './types.ts';
+import { withUploadLease } from './upload-lease.ts';
+
+const log = logger.child({ mod: 'station/uploads' });
+
+const offsetMismatch = (next: number, message: string) =>
+  conflict({ status: 'offset_mismatch', next_offset: next, message });
+
+/**
+ * Appends one chunk at `offset` (which must be the bytes received so far). Chunks of one
+ * upload run one at a time on every Station (the upload's lease); an interrupted chunk keeps
+ * what arrived, a chunk that runs past the declared size keeps nothing.
+ */
+export async function chunk(
+  deps: UploadDeps,
+  token: StationTokenRow,
+  uploadId: string,
+  offset: number,
+  body: Readable,
+) {
+  const busy = async () => {
+    const row = await sessionOf(deps, uploadId, token);
+    const next = await deps.store.stagedBytes(stagedUploadOf(row));
+    return offsetMismatch(next, 'another chunk of this upload is being written; resume from next_offset');
+  };
+  return withUploadLease(
+    deps,
+    uploadId,
+    async () => {
+      const row = await sessionOf(deps, uploadId, token);
+      if (row.status === 'stored') {
+        throw conflict({
+          status: 'stored',
+          next_offset: row.archiveSizeBytes,
+          message: 'upload already stored',
+        });
+      }
+      const upload = stagedUploadOf(row);
+      const next = await deps.store.stagedBytes(upload);
+      if (offset !== next) {
+        throw offsetMismatch(
+          next,
+          `chunk offset ${offset} does not match the ${next} bytes received; resume from next_offset`,
+        );
+      }
+      let result: AppendResult;
+      try {
+        result = await deps.store.append(upload, offset, body);
+      } catch (error) {
+        if (error instanceof AppError) throw error;
+        result = { stagedBytes: next, keptBytes: 0, state: row.storeState, interrupted: error };
+      }
+      // Only received bytes keep a session alive: empty chunks do not postpone the sweep.
+      if (result.keptBytes > 0 || result.state !== row.storeState) {
+        await deps.db
+          .update(uploadSessions)
+          .set({
+            storeState: result.state,
+            ...(result.keptBytes > 0 ? { updatedAt: deps.clock.now() } : {}),
+          })
+          .where(eq(uploadSessions.uploadId, uploadId));
+      }
+      if (result.interrupted !== undefined) {
+        log.warn(
+          { upload_id: uploadId, err: result.interrupted, kept: result.keptBytes },
+          'chunk interrupted',
+        );
+        throw badRequest('chunk body ended early; resume from next_offset');
+      }
+      return {
+        upload_id: uploadId,
+        status: result.stagedBytes >= row.archiveSizeBytes ? 'complete' : 'receiving',
+        next_offset: result.stagedBytes,
+        received_bytes: result.keptBytes,
+      };
+    },
+    busy,
+  );
+}

@@ -1,0 +1,34 @@
+import type { Readable } from 'node:stream';
+import { clock as stationClock } from '../../core/clock.ts';
+import type { StationTokenRow } from '../services/station-tokens.ts';
+import { chunk } from './chunk.ts';
+import { finalize } from './finalize.ts';
+import { initiate } from './initiate.ts';
+import { applyRetention } from './retention.ts';
+import { abortOrphans, createSweeper } from './sweep.ts';
+import type { InitiateBody, JobOf, UploadDeps } from './types.ts';
+
+export type { InitiateBody, UploadEvents, UploadFacts } from './types.ts';
+export { ABANDONED_AFTER_MS, RESERVATION_IDLE_MS } from './types.ts';
+
+/**
+ * The Station's upload protocol (initiate → chunks → finalize), the sweep of abandoned uploads
+ * and retention. Snapshot bytes are reached only through `deps.store`; time only through
+ * `deps.clock` (the Station's clock unless a test passes one).
+ */
+export function createUploads(options: Omit<UploadDeps, 'clock'> & { clock?: UploadDeps['clock'] }) {
+  const deps: UploadDeps = { ...options, clock: options.clock ?? stationClock };
+  const sweeper = createSweeper(deps);
+  return {
+    sweep: sweeper.sweep,
+    initiate: (token: StationTokenRow, body: InitiateBody) => initiate(deps, sweeper.sweepIfDue, token, body),
+    chunk: (token: StationTokenRow, uploadId: string, offset: number, body: Readable) =>
+      chunk(deps, token, uploadId, offset, body),
+    finalize: (token: StationTokenRow, uploadId: string) => finalize(deps, token, uploadId),
+    applyRetention: (ref: JobOf, protect: string) => applyRetention(deps, ref, protect),
+    /** Start-up: staging areas of no live session go; sessions lose nothing they had. */
+    reconcileStaging: () => abortOrphans(deps, true),
+  };
+}
+
+export type Uploads = ReturnType<typeof createUploads>;

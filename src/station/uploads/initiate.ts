@@ -1,0 +1,140 @@
+import { eq } from 'drizzle-orm';
+import { newId } from '../../core/auth/secrets.ts';
+import { conflict, payloadTooLarge, unavailable } from '../../core/errors.ts';
+import { uploadSessions } from '../db/station-tables.ts';
+import { checkNotAhead } from '../services/snapshot-time.ts';
+import type { StationTokenRow } from '../services/station-tokens.ts';
+import { reserveName } from './reserve-name.ts';
+import { liveSessionsOf, markStored, progressReply, stagedUploadOf, storedReply } from './sessions.ts';
+import { checkSpace } from './space.ts';
+import { supersede } from './supersede.ts';
+import type { InitiateBody, SessionRow, UploadDeps } from './types.ts';
+
+/** Which field of a retried initiation differs from the session its idempotency key made. */
+function differingField(existing: SessionRow, body: InitiateBody): string | null {
+  if (existing.archiveSha256 !== body.archive_sha256) return 'archive_sha256';
+  if (existing.archiveSizeBytes !== body.archive_size_bytes) return 'archive_size_bytes';
+  if (
+    existing.scoutId !== body.scout_id ||
+    existing.scoutInstanceId !== body.scout_instance_id ||
+    existing.jobName !== body.job_name
+  )
+    return 'scout_id/scout_instance_id/job_name';
+  return null;
+}
+
+/** Refuses what this Station cannot take now: paused uploads, too large, storage unusable. */
+async function checkAcceptable(deps: UploadDeps, body: InitiateBody): Promise<void> {
+  checkNotAhead(body.timestamp, deps.clock.now());
+  if (await deps.acceptance.paused())
+    throw unavailable('uploads are paused on this Station; try again later');
+  if (body.archive_size_bytes > deps.maxUploadBytes) {
+    throw payloadTooLarge(
+      `archive_size_bytes ${body.archive_size_bytes} exceeds this Station's limit of ${deps.maxUploadBytes} bytes`,
+    );
+  }
+  deps.store.chunkSizeFor(body.archive_size_bytes);
+  const health = await deps.store.health();
+  if (!health.writable) throw unavailable(`storage unavailable: ${health.problem ?? 'not writable'}`);
+}
+
+/** A retried initiation (same idempotency key): resumes, or answers what was stored. */
+async function resume(deps: UploadDeps, token: StationTokenRow, existing: SessionRow) {
+  // A newer token of the same instance takes the session over. Resuming does not make the
+  // session younger: only received bytes do.
+  if (existing.tokenHash !== token.tokenHash) {
+    await deps.db
+      .update(uploadSessions)
+      .set({ tokenHash: token.tokenHash })
+      .where(eq(uploadSessions.uploadId, existing.uploadId));
+  }
+  if (existing.status === 'stored') return storedReply(deps, existing, false);
+  const ref = { scoutId: existing.scoutId, instanceId: existing.scoutInstanceId, jobName: existing.jobName };
+  const stored = await deps.index.bySha(ref, existing.archiveSha256, existing.archiveSizeBytes);
+  if (stored) {
+    await deps.store.abortStaging(stagedUploadOf(existing));
+    return storedReply(deps, await markStored(deps, existing, stored.filename), true);
+  }
+  return progressReply(deps, { ...existing, tokenHash: token.tokenHash });
+}
+
+/**
+ * Starts an upload (or resumes the one of the same idempotency key): binds the token to the
+ * instance, refuses what cannot fit, reserves the snapshot's name and opens its staging area.
+ */
+export async function initiate(
+  deps: UploadDeps,
+  sweepIfDue: () => Promise<void>,
+  token: StationTokenRow,
+  body: InitiateBody,
+) {
+  await checkAcceptable(deps, body);
+  await sweepIfDue();
+  const ref = { scoutId: body.scout_id, instanceId: body.scout_instance_id, jobName: body.job_name };
+  const [existing] = await deps.db
+    .select()
+    .from(uploadSessions)
+    .where(eq(uploadSessions.idempotencyKey, body.idempotency_key));
+  if (existing) {
+    const differs = differingField(existing, body);
+    if (differs)
+      throw conflict(`idempotency_key was already used for an upload with another ${differs}; use a new key`);
+  }
+  // A new upload that cannot fit is refused before it claims the instance for the token.
+  const duplicate = existing
+    ? undefined
+    : await deps.index.bySha(ref, body.archive_sha256, body.archive_size_bytes);
+  // Older unfinished sessions of this instance and job give way to a new upload (after the
+  // binding below has accepted this token for the instance); their space is not counted.
+  const superseded = existing ? [] : await liveSessionsOf(deps, ref);
+  const ignore = new Set(superseded.map((row) => row.uploadId));
+  if (!existing && !duplicate) await checkSpace(deps, token.tokenHash, body.archive_size_bytes, ignore);
+  await deps.tokens.bind(token, body.scout_id, body.scout_instance_id);
+  const now = deps.clock.now();
+  await deps.index.touchInstance(
+    body.scout_id,
+    body.scout_instance_id,
+    { keyFingerprint: body.encryption_key_fingerprint, advertisedUrl: body.advertised_url },
+    now,
+  );
+  if (existing) return resume(deps, token, existing);
+
+  const row: SessionRow = {
+    uploadId: newId(),
+    idempotencyKey: body.idempotency_key,
+    tokenHash: token.tokenHash,
+    scoutId: body.scout_id,
+    scoutInstanceId: body.scout_instance_id,
+    jobName: body.job_name,
+    fingerprint: body.fingerprint,
+    timestamp: body.timestamp,
+    archiveSizeBytes: body.archive_size_bytes,
+    archiveSha256: body.archive_sha256,
+    keyFingerprint: body.encryption_key_fingerprint ?? null,
+    status: duplicate ? 'stored' : 'receiving',
+    storedAs: duplicate?.filename ?? null,
+    createdAt: now,
+    updatedAt: now,
+    targetName: duplicate ? null : await reserveName(deps, ref, body, ignore),
+    storeState: null,
+    lockOwner: null,
+    lockUntil: null,
+  };
+  const [inserted] = await deps.db.insert(uploadSessions).values(row).onConflictDoNothing().returning();
+  if (!inserted) throw conflict('idempotency_key is being initiated by another request; retry');
+  await supersede(deps, superseded, inserted);
+  if (duplicate) return storedReply(deps, inserted, true);
+  const upload = stagedUploadOf(inserted);
+  const state = await deps.store.beginStaging({
+    uploadId: upload.uploadId,
+    target: upload.target,
+    sizeBytes: upload.sizeBytes,
+  });
+  if (state !== null) {
+    await deps.db
+      .update(uploadSessions)
+      .set({ storeState: state })
+      .where(eq(uploadSessions.uploadId, row.uploadId));
+  }
+  return progressReply(deps, { ...inserted, storeState: state });
+}

@@ -1,0 +1,84 @@
+import { and, eq, ne } from 'drizzle-orm';
+import { forbidden, notFound } from '../../core/errors.ts';
+import { uploadSessions } from '../db/station-tables.ts';
+import type { StationTokenRow } from '../services/station-tokens.ts';
+import { snapshotFileName } from '../storage/names.ts';
+import type { StagedUpload } from '../storage/storage.ts';
+import { type JobOf, jobOf, type SessionRow, type UploadDeps } from './types.ts';
+
+/** The upload's staging area as the store knows it (sessions older than 0006 had no reserved name). */
+export function stagedUploadOf(row: SessionRow): StagedUpload {
+  return {
+    uploadId: row.uploadId,
+    target: {
+      ...jobOf(row),
+      filename: row.targetName ?? snapshotFileName(row.jobName, row.timestamp, row.fingerprint),
+    },
+    sizeBytes: row.archiveSizeBytes,
+    state: row.storeState,
+  };
+}
+
+/** The session `uploadId` of `token` (404 when unknown, 403 when another token's). */
+export async function sessionOf(
+  deps: UploadDeps,
+  uploadId: string,
+  token: StationTokenRow,
+): Promise<SessionRow> {
+  const [row] = await deps.db.select().from(uploadSessions).where(eq(uploadSessions.uploadId, uploadId));
+  if (!row) throw notFound(`no upload session ${uploadId}; initiate the upload again`);
+  if (row.tokenHash !== token.tokenHash)
+    throw forbidden('this upload session belongs to another Station token');
+  return row;
+}
+
+/** Unfinished sessions of one Scout instance and job. */
+export function liveSessionsOf(deps: UploadDeps, ref: JobOf): Promise<SessionRow[]> {
+  return deps.db
+    .select()
+    .from(uploadSessions)
+    .where(
+      and(
+        ne(uploadSessions.status, 'stored'),
+        eq(uploadSessions.scoutId, ref.scoutId),
+        eq(uploadSessions.scoutInstanceId, ref.instanceId),
+        eq(uploadSessions.jobName, ref.jobName),
+      ),
+    );
+}
+
+export function storedReply(deps: UploadDeps, row: SessionRow, duplicate: boolean) {
+  return {
+    upload_id: row.uploadId,
+    status: 'stored',
+    next_offset: row.archiveSizeBytes,
+    archive_size_bytes: row.archiveSizeBytes,
+    recommended_chunk_size_bytes: deps.store.chunkSizeFor(row.archiveSizeBytes),
+    pruned: [] as string[],
+    duplicate,
+    stored_as: row.storedAs,
+  };
+}
+
+export async function progressReply(deps: UploadDeps, row: SessionRow) {
+  const next = await deps.store.stagedBytes(stagedUploadOf(row));
+  return {
+    upload_id: row.uploadId,
+    status: next >= row.archiveSizeBytes ? 'complete' : 'receiving',
+    next_offset: next,
+    archive_size_bytes: row.archiveSizeBytes,
+    recommended_chunk_size_bytes: deps.store.chunkSizeFor(row.archiveSizeBytes),
+    pruned: [] as string[],
+    duplicate: false,
+  };
+}
+
+/** Marks the session stored as `storedAs` (its staging area was completed or aborted). */
+export async function markStored(deps: UploadDeps, row: SessionRow, storedAs: string): Promise<SessionRow> {
+  const [updated] = await deps.db
+    .update(uploadSessions)
+    .set({ status: 'stored', storedAs, storeState: null, updatedAt: deps.clock.now() })
+    .where(eq(uploadSessions.uploadId, row.uploadId))
+    .returning();
+  return updated ?? { ...row, status: 'stored', storedAs };
+}

@@ -1,0 +1,69 @@
+import type { Clock } from '../../core/clock.ts';
+import { DAY_MS } from '../../core/clock.ts';
+import type { UploadAcceptance } from '../../core/settings/upload-acceptance.ts';
+import type { StationDb } from '../db/open.ts';
+import type { uploadSessions } from '../db/station-tables.ts';
+import type { SnapshotIndex } from '../services/snapshot-index.ts';
+import type { StationSettingsService } from '../services/station-settings.ts';
+import type { StationTokens } from '../services/station-tokens.ts';
+import type { SnapshotStorage } from '../storage/storage.ts';
+
+/** An upload that received no bytes this long is abandoned: its staged bytes are removed. */
+export const ABANDONED_AFTER_MS = DAY_MS;
+/**
+ * A session's declared size is held for it only while bytes arrive: one that received nothing
+ * this long stops holding space (it can still resume until it is abandoned).
+ */
+export const RESERVATION_IDLE_MS = 60 * 60 * 1000;
+/** Finished sessions are kept this long so a retried initiation still finds its result. */
+export const STORED_KEPT_MS = 7 * DAY_MS;
+
+export interface InitiateBody {
+  scout_id: string;
+  scout_instance_id: string;
+  job_name: string;
+  fingerprint: string;
+  timestamp: string;
+  archive_format: 'tar.zst';
+  archive_size_bytes: number;
+  archive_sha256: string;
+  idempotency_key: string;
+  encryption_key_fingerprint?: string | undefined;
+  advertised_url?: string | undefined;
+}
+
+export type SessionRow = typeof uploadSessions.$inferSelect;
+
+export type UploadFacts = Record<string, string | number>;
+
+/** What finalize tells the rest of the Station: hooks run around it, notifications follow it. */
+export interface UploadEvents {
+  beforeStore(facts: UploadFacts): Promise<void>;
+  stored(facts: UploadFacts): void;
+  failed(facts: UploadFacts, reason: string): void;
+}
+
+/** What the upload services work with; `clock` defaults to the Station's clock. */
+export interface UploadDeps {
+  db: StationDb;
+  store: SnapshotStorage;
+  index: SnapshotIndex;
+  tokens: StationTokens;
+  settings: StationSettingsService;
+  acceptance: UploadAcceptance;
+  maxUploadBytes: number;
+  clock: Clock;
+  events?: UploadEvents | undefined;
+}
+
+export interface JobOf {
+  scoutId: string;
+  instanceId: string;
+  jobName: string;
+}
+
+export const jobOf = (row: SessionRow): JobOf => ({
+  scoutId: row.scoutId,
+  instanceId: row.scoutInstanceId,
+  jobName: row.jobName,
+});

@@ -1,0 +1,132 @@
+// Station upload services in process, no server: a PGlite database seeded from the test
+// template cluster, the disk store in a temp dir, and a clock the test moves.
+
+import { createHash, randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Readable } from 'node:stream';
+import { fixedClock } from '../../src/core/clock.ts';
+import { createCore } from '../../src/core/core.ts';
+import { createUploadAcceptance } from '../../src/core/settings/upload-acceptance.ts';
+import { openStationStorage, type StationStorage } from '../../src/station/db/open.ts';
+import { sharedSigningKey } from '../../src/station/services/signing-key.ts';
+import { createSnapshotIndex } from '../../src/station/services/snapshot-index.ts';
+import { createStationSettings } from '../../src/station/services/station-settings.ts';
+import { createStationTokens, type StationTokenRow } from '../../src/station/services/station-tokens.ts';
+import { createDiskStore } from '../../src/station/storage/disk-store.ts';
+import { createUploads, type InitiateBody, type UploadFacts } from '../../src/station/uploads/index.ts';
+import { seedPgliteCluster } from '../helpers/pglite-template.ts';
+
+const ROOT = join(import.meta.dirname, '../..');
+
+export const sha256 = (data: Uint8Array) => createHash('sha256').update(data).digest('hex');
+
+/** A body that yields `data` in socket-sized pieces. */
+export const bodyOf = (data: Uint8Array, piece = 64 * 1024) =>
+  Readable.from(
+    (function* () {
+      for (let at = 0; at < data.length; at += piece) yield Buffer.from(data.subarray(at, at + piece));
+    })(),
+  );
+
+/** A body that yields `data` and then fails, as a request whose client went away. */
+export const brokenBodyOf = (data: Uint8Array) =>
+  Readable.from(
+    (async function* () {
+      yield Buffer.from(data);
+      throw new Error('client went away');
+    })(),
+  );
+
+let counter = 0;
+export function bodyFor(data: Uint8Array, overrides: Partial<InitiateBody> = {}): InitiateBody {
+  counter += 1;
+  return {
+    scout_id: 'host-a',
+    scout_instance_id: 'inst0000000000000001',
+    job_name: 'documents',
+    fingerprint: sha256(Buffer.from(`fp-${counter}`)),
+    timestamp: new Date(Date.UTC(2026, 10, 1, 12, 0, counter % 60)).toISOString().replace('.000Z', 'Z'),
+    archive_format: 'tar.zst',
+    archive_size_bytes: data.length,
+    archive_sha256: sha256(data),
+    idempotency_key: `key-${randomBytes(8).toString('hex')}`,
+    ...overrides,
+  };
+}
+
+export interface Kit {
+  dir: string;
+  backupRoot: string;
+  stagingDir: string;
+  storage: StationStorage;
+  clock: ReturnType<typeof fixedClock>;
+  events: { stored: UploadFacts[]; failed: string[] };
+  index: ReturnType<typeof createSnapshotIndex>;
+  settings: ReturnType<typeof createStationSettings>;
+  token: StationTokenRow;
+  /** A fresh set of services on the same database and folders (a Station restart). */
+  uploads: ReturnType<typeof createUploads>;
+  restart(): void;
+  close(): Promise<void>;
+}
+
+export async function openKit(): Promise<Kit> {
+  const dir = mkdtempSync(join(tmpdir(), 'backupd-upload-services-'));
+  const dataDir = join(dir, 'data');
+  seedPgliteCluster(ROOT, dataDir);
+  const storage = await openStationStorage({ dataDir, databaseUrl: undefined });
+  const core = createCore('station', storage);
+  const db = storage.stationDb;
+  const tokens = createStationTokens(db, sharedSigningKey(db, dataDir));
+  // A shared token, so that each test may use its own Scout instance.
+  const minted = await tokens.mint({ ttl_days: 30, shared: true, max_registrations: 10_000 });
+  const token = await tokens.authenticate(minted.credential);
+  const index = createSnapshotIndex(db);
+  const settings = createStationSettings(core.settings, {});
+  const acceptance = createUploadAcceptance(core.settings);
+  const clock = fixedClock(Date.now());
+  const events = { stored: [] as UploadFacts[], failed: [] as string[] };
+  const backupRoot = join(dir, 'backups');
+  const stagingDir = join(dir, 'staging');
+  const make = () => {
+    const store = createDiskStore({ backupRoot, stagingDir });
+    return createUploads({
+      db,
+      store,
+      index,
+      tokens,
+      settings,
+      acceptance,
+      maxUploadBytes: 1024 * 1024 * 1024,
+      clock,
+      events: {
+        beforeStore: async () => {},
+        stored: (facts) => events.stored.push(facts),
+        failed: (_facts, reason) => events.failed.push(reason),
+      },
+    });
+  };
+  await createDiskStore({ backupRoot, stagingDir }).prepare();
+  const kit: Kit = {
+    dir,
+    backupRoot,
+    stagingDir,
+    storage,
+    clock,
+    events,
+    index,
+    settings,
+    token,
+    uploads: make(),
+    restart() {
+      kit.uploads = make();
+    },
+    async close() {
+      await storage.close();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+  return kit;
+}
