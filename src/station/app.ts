@@ -15,8 +15,10 @@ import { recoveryRoutes } from './routes/recovery.ts';
 import { settingsRoutes } from './routes/settings.ts';
 import { snapshotRoutes } from './routes/snapshots.ts';
 import { uploadRoutes } from './routes/uploads.ts';
+import { createRateWindows } from './services/rate-windows.ts';
 import { reconcile } from './services/reconcile.ts';
 import { createStationMetrics } from './services/station-metrics.ts';
+import { ensureFolders } from './services/storage-health.ts';
 import { createStationServices } from './services.ts';
 
 const log = logger.child({ mod: 'station' });
@@ -26,16 +28,18 @@ const SWEEP_EVERY_MS = 60 * 60 * 1000;
 const isDownload = (method: string, path: string) => method === 'GET' && path.startsWith('/api/snapshots/');
 
 export async function startStation(config: StationConfig): Promise<RunningRole> {
+  await ensureFolders(config.backupRoot, config.stagingDir);
   const storage = await openStationStorage(config);
   try {
-    const core = createCore('station', storage);
+    const core = createCore('station', storage, createRateWindows(storage.stationDb));
     await core.accounts.ensureInitialAdmin(config.initialAdminPassword);
     const station = createStationServices(config, core, storage);
-    await station.store.prepare();
+    await station.tokens.ready();
     await reconcile({
       index: station.index,
       store: station.store,
       uploads: station.uploadSessions,
+      stagingDir: config.stagingDir,
     });
     await station.integrations.certificates.apply();
     const app = createCoreApp(core, {
@@ -61,7 +65,10 @@ export async function startStation(config: StationConfig): Promise<RunningRole> 
     app.route('/backup/drills', drillRoutes(station));
     app.route('/', webUiRoutes('station'));
     const sweeper = setInterval(() => {
-      station.uploadSessions.sweep().catch((err: unknown) => log.error({ err }, 'upload sweep failed'));
+      // One Station at a time sweeps (a lease in the database).
+      station.leases
+        .exclusive('upload-sweep', () => station.uploadSessions.sweep())
+        .catch((err: unknown) => log.error({ err }, 'upload sweep failed'));
     }, SWEEP_EVERY_MS);
     sweeper.unref();
     return {

@@ -4,17 +4,18 @@ import { createIntegrations } from '../core/integrations.ts';
 import { createUploadAcceptance } from '../core/settings/upload-acceptance.ts';
 import type { StationStorage } from './db/open.ts';
 import { createDrills } from './services/drills.ts';
+import { createLeases } from './services/leases.ts';
 import { createRecovery } from './services/recovery.ts';
 import { createRestoreRequests } from './services/restore-requests.ts';
-import { loadSigningKey } from './services/signing-key.ts';
+import { sharedSigningKey } from './services/signing-key.ts';
 import { createSnapshotIndex } from './services/snapshot-index.ts';
 import { createSnapshots } from './services/snapshots.ts';
 import { createStationEvents } from './services/station-events.ts';
 import { createStationSettings } from './services/station-settings.ts';
 import { createStationTokens } from './services/station-tokens.ts';
+import { createUploads } from './services/upload-sessions.ts';
 import { createVerifier } from './services/verify.ts';
-import { createStorage } from './storage/index.ts';
-import { createUploads } from './uploads/index.ts';
+import { createSnapshotStore } from './storage/snapshot-store.ts';
 
 /** Everything the Station's routes call into. */
 export function createStationServices(config: StationConfig, core: Core, storage: StationStorage) {
@@ -23,9 +24,10 @@ export function createStationServices(config: StationConfig, core: Core, storage
   const events = createStationEvents(integrations);
   const settings = createStationSettings(core.settings);
   const acceptance = createUploadAcceptance(core.settings);
-  const tokens = createStationTokens(db, loadSigningKey(config.dataDir));
+  const tokens = createStationTokens(db, sharedSigningKey(db, config.dataDir));
   const index = createSnapshotIndex(db);
-  const store = createStorage(config);
+  const leases = createLeases(db);
+  const store = createSnapshotStore(config.backupRoot);
   return {
     config,
     core,
@@ -35,14 +37,23 @@ export function createStationServices(config: StationConfig, core: Core, storage
     tokens,
     index,
     store,
+    leases,
     snapshots: createSnapshots({ index, store }),
     recovery: createRecovery({ tokens, index, store }),
     drills: createDrills({ db, tokens, notifier: integrations.notifier }),
     restoreRequests: createRestoreRequests({ db, index, tokens, onCreated: events.restoreRequested }),
     integrations,
-    verifier: createVerifier({ index, store, settings: core.settings, onDone: events.verificationDone }),
+    verifier: createVerifier({
+      index,
+      store,
+      settings: core.settings,
+      leases,
+      onDone: events.verificationDone,
+    }),
     uploadSessions: createUploads({
       db,
+      stagingDir: config.stagingDir,
+      backupRoot: config.backupRoot,
       maxUploadBytes: config.maxUploadBytes,
       tokens,
       index,

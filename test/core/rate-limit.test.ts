@@ -11,7 +11,7 @@ const clockFile = join(dir, 'clock');
 let offset = 0;
 writeFileSync(clockFile, '0');
 process.env.BACKUPD_TEST_CLOCK_FILE = clockFile;
-const { SlidingWindowLimiter, FixedWindowLimiter, reserve } = await import(
+const { SlidingWindowLimiter, MemoryWindows, hit, reserve } = await import(
   '../../src/core/auth/rate-limit.ts'
 );
 
@@ -78,14 +78,6 @@ describe('SlidingWindowLimiter', () => {
     assert.equal(limiter.retryAfterSeconds('bob'), 0);
   });
 
-  test('reset forgets a key', () => {
-    const limiter = new SlidingWindowLimiter(1, 60_000);
-    limiter.record('k');
-    assert.equal(limiter.retryAfterSeconds('k'), 60);
-    limiter.reset('k');
-    assert.equal(limiter.retryAfterSeconds('k'), 0);
-  });
-
   test('the sign-in shape: 10 failures per 15 minutes give a Retry-After of at most 900 s', () => {
     const limiter = new SlidingWindowLimiter(10, 15 * 60_000);
     for (let i = 0; i < 10; i += 1) limiter.record('user');
@@ -105,93 +97,94 @@ describe('SlidingWindowLimiter', () => {
   });
 });
 
-describe('reserve', () => {
-  test('counts the attempt under every key before anything else can run, or under none', () => {
-    const byClient = new SlidingWindowLimiter(2, 60_000);
-    const byUser = new SlidingWindowLimiter(3, 60_000);
+const limit = (n: number, windowMs = 60_000) => ({ name: `l${n}-${windowMs}`, limit: n, windowMs });
+
+describe("reserve (MemoryWindows, the Scout's counter; the Station's is tested in shared-state.postgres)", () => {
+  test('counts the attempt under every key, or under none when any key is over its limit', async () => {
+    const windows = new MemoryWindows();
+    const byClient = limit(2);
+    const byUser = limit(3);
     const slots = (client: string) => [[byClient, client] as const, [byUser, 'alice'] as const];
-    const first = reserve(slots('a'));
-    const second = reserve(slots('a'));
-    assert.equal(first.wait, 0);
-    assert.equal(second.wait, 0);
-    // Two held for client a: a third is refused at once and counted nowhere.
-    const third = reserve(slots('a'));
-    assert.ok(third.wait > 0);
+    assert.equal((await reserve(windows, slots('a'))).wait, 0);
+    assert.equal((await reserve(windows, slots('a'))).wait, 0);
+    // Two held for client a: a third is refused and counted nowhere.
+    const third = await reserve(windows, slots('a'));
+    assert.equal(third.wait, 60);
     assert.equal(third.release, undefined);
-    assert.equal(third.wait > 0 && 'blockedBy' in third ? third.blockedBy : -1, 0);
-    assert.equal(byUser.retryAfterSeconds('alice'), 0, 'the refused attempt did not count for alice');
-    // Another client takes alice's third slot; then alice is full for everyone.
-    assert.equal(reserve(slots('b')).wait, 0);
-    const blocked = reserve(slots('c'));
+    assert.equal('blockedBy' in third ? third.blockedBy : -1, 0);
+    // Another client takes alice's third slot (the refused attempt did not count for alice);
+    // then alice is full for everyone.
+    assert.equal((await reserve(windows, slots('b'))).wait, 0);
+    const blocked = await reserve(windows, slots('c'));
     assert.ok(blocked.wait > 0 && 'blockedBy' in blocked && blocked.blockedBy === 1);
   });
 
-  test('release takes the attempt back under every key', () => {
-    const byClient = new SlidingWindowLimiter(1, 60_000);
-    const byUser = new SlidingWindowLimiter(1, 60_000);
-    const held = reserve([
+  test('parallel attempts: exactly the limit pass', async () => {
+    const windows = new MemoryWindows();
+    const replies = await Promise.all(
+      Array.from({ length: 50 }, () => reserve(windows, [[limit(10, 15 * 60_000), 'x']])),
+    );
+    assert.equal(replies.filter((r) => r.wait === 0).length, 10);
+    for (const r of replies.filter((r) => r.wait > 0)) assert.ok(r.wait > 0 && r.wait <= 900);
+  });
+
+  test('release takes the attempt back under every key', async () => {
+    const windows = new MemoryWindows();
+    const byClient = limit(1);
+    const byUser = limit(1);
+    const held = await reserve(windows, [
       [byClient, 'a'],
       [byUser, 'bob'],
     ]);
     assert.ok(held.release);
-    assert.ok(byClient.retryAfterSeconds('a') > 0);
-    held.release();
-    assert.equal(byClient.retryAfterSeconds('a'), 0);
-    assert.equal(byUser.retryAfterSeconds('bob'), 0);
+    assert.ok((await reserve(windows, [[byClient, 'a']])).wait > 0);
+    await held.release();
+    assert.equal((await reserve(windows, [[byClient, 'a']])).wait, 0);
+    assert.equal((await reserve(windows, [[byUser, 'bob']])).wait, 0);
   });
 
-  test('forget removes one event of that time only', () => {
-    const limiter = new SlidingWindowLimiter(2, 60_000);
-    const at = limiter.record('k');
-    limiter.record('k');
-    limiter.forget('k', at);
-    assert.equal(limiter.retryAfterSeconds('k'), 0, 'one event left');
-    limiter.forget('k', at + 12345);
-    limiter.record('k');
-    assert.ok(limiter.retryAfterSeconds('k') > 0);
+  test('the window ends: a new one starts with the next event', async () => {
+    const windows = new MemoryWindows();
+    const l = limit(2, 10_000);
+    assert.equal((await reserve(windows, [[l, 'k']])).wait, 0);
+    advance(4_000);
+    assert.equal((await reserve(windows, [[l, 'k']])).wait, 0);
+    assert.equal((await reserve(windows, [[l, 'k']])).wait, 6, 'the window began with the first event');
+    advance(5_500);
+    assert.equal((await reserve(windows, [[l, 'k']])).wait, 1, 'never 0 while limited');
+    advance(600);
+    assert.equal((await reserve(windows, [[l, 'k']])).wait, 0);
+  });
+
+  test('a take-back for a window that has ended does not touch the new one', async () => {
+    const windows = new MemoryWindows();
+    const first = await windows.add('k', 1_000);
+    advance(1_500);
+    await windows.add('k', 1_000);
+    await windows.takeBack('k', first.windowEnd);
+    assert.equal((await windows.add('k', 1_000)).count, 2);
   });
 });
 
-describe('FixedWindowLimiter', () => {
-  test('allows the limit per window, then returns the seconds until the window resets', () => {
-    const limiter = new FixedWindowLimiter(3, 60_000);
-    assert.equal(limiter.hit('a'), 0);
-    assert.equal(limiter.hit('a'), 0);
-    assert.equal(limiter.hit('a'), 0);
-    assert.equal(limiter.hit('a'), 60);
-    advance(30_000);
-    assert.equal(limiter.hit('a'), 30);
-    advance(29_500);
-    assert.equal(limiter.hit('a'), 1, 'never 0 while limited');
-    advance(600);
-    assert.equal(limiter.hit('a'), 0, 'a new window starts');
-    assert.equal(limiter.hit('a'), 0);
-    assert.equal(limiter.hit('a'), 0);
-    assert.ok(limiter.hit('a') > 0);
-  });
-
-  test('keys are counted separately', () => {
-    const limiter = new FixedWindowLimiter(1, 60_000);
-    assert.equal(limiter.hit('10.0.0.1'), 0);
-    assert.ok(limiter.hit('10.0.0.1') > 0);
-    assert.equal(limiter.hit('10.0.0.2'), 0);
-  });
-
-  test('the API shape: 1,200 per minute, the 1,201st is refused', () => {
-    const limiter = new FixedWindowLimiter(1200, 60_000);
-    for (let i = 0; i < 1200; i += 1) assert.equal(limiter.hit('client'), 0);
-    const wait = limiter.hit('client');
+describe('hit (the API shape)', () => {
+  test('1,200 per minute, the 1,201st is refused, a new window starts after', async () => {
+    const windows = new MemoryWindows();
+    const api = limit(1200);
+    for (let i = 0; i < 1200; i += 1) assert.equal(await hit(windows, api, 'client'), 0);
+    const wait = await hit(windows, api, 'client');
     assert.ok(wait > 0 && wait <= 60, `wait ${wait}`);
+    assert.equal(await hit(windows, api, 'other'), 0, 'keys are counted separately');
     advance(60_000);
-    assert.equal(limiter.hit('client'), 0);
+    assert.equal(await hit(windows, api, 'client'), 0);
   });
 
-  test('many keys do not break counting (sweep of old windows)', () => {
-    const limiter = new FixedWindowLimiter(1, 1_000);
-    for (let i = 0; i < 10_050; i += 1) limiter.hit(`k${i}`);
+  test('many keys do not break counting (ended windows are dropped)', async () => {
+    const windows = new MemoryWindows();
+    const one = limit(1, 1_000);
+    for (let i = 0; i < 10_050; i += 1) await hit(windows, one, `k${i}`);
     advance(2_000);
-    assert.equal(limiter.hit('k0'), 0);
-    assert.equal(limiter.hit('fresh'), 0);
-    assert.ok(limiter.hit('fresh') > 0);
+    assert.equal(await hit(windows, one, 'k0'), 0);
+    assert.equal(await hit(windows, one, 'fresh'), 0);
+    assert.ok((await hit(windows, one, 'fresh')) > 0);
   });
 });

@@ -1,8 +1,9 @@
 import { clock } from '../clock.ts';
 
 /**
- * Counts events per key in a sliding window. `retryAfterSeconds` says how long until the
- * oldest counted event ages out once the limit is reached (0 while under it).
+ * Counts events per key in a sliding window, in this process's memory (the Scout's restore
+ * hints). `retryAfterSeconds` says how long until the oldest counted event ages out once the
+ * limit is reached (0 while under it).
  */
 export class SlidingWindowLimiter {
   private readonly events = new Map<string, number[]>();
@@ -29,27 +30,13 @@ export class SlidingWindowLimiter {
     return Math.max(1, Math.ceil((oldest + this.windowMs - now) / 1000));
   }
 
-  /** Counts one event now; returns its time, which `forget` takes to take it back. */
-  record(key: string): number {
+  /** Counts one event now. */
+  record(key: string): void {
     const now = clock.now();
     const list = this.live(key, now);
     list.push(now);
     this.events.set(key, list);
     if (this.events.size > 10_000) this.sweep(now);
-    return now;
-  }
-
-  /** Takes back one event recorded at `at` (an attempt that turned out not to count). */
-  forget(key: string, at: number): void {
-    const list = this.events.get(key);
-    const index = list?.lastIndexOf(at) ?? -1;
-    if (!list || index < 0) return;
-    list.splice(index, 1);
-    if (list.length === 0) this.events.delete(key);
-  }
-
-  reset(key: string): void {
-    this.events.delete(key);
   }
 
   private sweep(now: number): void {
@@ -57,66 +44,94 @@ export class SlidingWindowLimiter {
   }
 }
 
-/** One limiter and the key an attempt is counted under. */
-export type Slot = readonly [limiter: SlidingWindowLimiter, key: string];
-
 /**
- * Counts an attempt under every slot at once, or under none: when any slot is at its limit,
- * returns the longest wait and which slot it was; else `release` takes the attempt back.
- * Nothing here awaits, so concurrent requests cannot all pass the check before any is counted.
+ * Fixed-window counters by key, shared by everything that must hold across processes: the
+ * Station keeps them in its database (several Stations on one PostgreSQL count together,
+ * see station/services/rate-windows.ts); the Scout, one process on SQLite, keeps them in
+ * memory (`MemoryWindows`). A window starts with the first event counted under a key and
+ * lasts `windowMs`; the next event after it starts a new one.
  */
-export function reserve(
-  slots: readonly Slot[],
-): { wait: number; blockedBy: number; release?: undefined } | { wait: 0; release: () => void } {
-  let wait = 0;
-  let blockedBy = -1;
-  slots.forEach(([limiter, key], i) => {
-    const slotWait = limiter.retryAfterSeconds(key);
-    if (slotWait > wait) {
-      wait = slotWait;
-      blockedBy = i;
-    }
-  });
-  if (wait > 0) return { wait, blockedBy };
-  const times = slots.map(([limiter, key]) => limiter.record(key));
-  return {
-    wait: 0,
-    release: () => {
-      slots.forEach(([limiter, key], i) => {
-        limiter.forget(key, times[i] ?? 0);
-      });
-    },
-  };
+export interface WindowCounter {
+  /** Adds `delta` to the key's current window; returns the count after and when the window ends (ms). */
+  add(key: string, windowMs: number, delta?: number): Promise<{ count: number; windowEnd: number }>;
+  /** Takes one event back from the key's window that ends at `windowEnd`, if that is still the current one. */
+  takeBack(key: string, windowEnd: number): Promise<void>;
 }
 
-/** A fixed-window counter: cheap enough to run on every API request. */
-export class FixedWindowLimiter {
-  private readonly windows = new Map<string, { start: number; count: number }>();
-  private readonly limit: number;
-  private readonly windowMs: number;
+/** The Scout's counter (one process): windows in a map, expired ones dropped as it grows. */
+export class MemoryWindows implements WindowCounter {
+  private readonly windows = new Map<string, { end: number; count: number }>();
 
-  constructor(limit: number, windowMs: number) {
-    this.limit = limit;
-    this.windowMs = windowMs;
-  }
-
-  /** Counts one request; returns 0 when allowed, else the seconds until the window resets. */
-  hit(key: string): number {
+  async add(key: string, windowMs: number, delta = 1) {
     const now = clock.now();
     let window = this.windows.get(key);
-    if (!window || now >= window.start + this.windowMs) {
+    if (!window || now >= window.end) {
       if (this.windows.size > 10_000) this.sweep(now);
-      window = { start: now, count: 0 };
+      window = { end: now + windowMs, count: 0 };
       this.windows.set(key, window);
     }
-    window.count += 1;
-    if (window.count <= this.limit) return 0;
-    return Math.max(1, Math.ceil((window.start + this.windowMs - now) / 1000));
+    window.count += delta;
+    return { count: window.count, windowEnd: window.end };
+  }
+
+  async takeBack(key: string, windowEnd: number) {
+    const window = this.windows.get(key);
+    if (window?.end === windowEnd) window.count = Math.max(0, window.count - 1);
   }
 
   private sweep(now: number): void {
-    for (const [key, window] of this.windows) {
-      if (now >= window.start + this.windowMs) this.windows.delete(key);
+    for (const [key, window] of this.windows) if (now >= window.end) this.windows.delete(key);
+  }
+}
+
+/** A named limit: at most `limit` events per window of `windowMs`. */
+export interface Limit {
+  name: string;
+  limit: number;
+  windowMs: number;
+}
+
+/** A limit and the key an attempt is counted under. */
+export type Slot = readonly [limit: Limit, key: string];
+
+const secondsUntil = (end: number) => Math.max(1, Math.ceil((end - clock.now()) / 1000));
+
+/**
+ * Counts one event under `key`; returns 0 when it is within the limit, else the seconds until
+ * the window ends (the event is counted either way, as a request that was made).
+ */
+export async function hit(counter: WindowCounter, limit: Limit, key: string): Promise<number> {
+  const { count, windowEnd } = await counter.add(`${limit.name}:${key}`, limit.windowMs);
+  return count <= limit.limit ? 0 : secondsUntil(windowEnd);
+}
+
+/**
+ * Counts an attempt under every slot, or under none: slot by slot in order, and when one goes
+ * over its limit the attempt is taken back from the slots counted so far and the wait is
+ * returned with the slot that refused it; else `release` takes the attempt back everywhere
+ * (it turned out not to count). Each count is one atomic step in the counter, so concurrent
+ * attempts — also on other Stations — cannot all pass before any is counted; and since the
+ * first slots refuse first, a flood from one client address never reaches the later, wider
+ * slots (one username from all addresses) beyond that address's own limit.
+ */
+export async function reserve(
+  counter: WindowCounter,
+  slots: readonly Slot[],
+): Promise<
+  { wait: number; blockedBy: number; release?: undefined } | { wait: 0; release: () => Promise<void> }
+> {
+  const counted: { key: string; windowEnd: number }[] = [];
+  const release = async () => {
+    await Promise.all(counted.map((c) => counter.takeBack(c.key, c.windowEnd)));
+  };
+  for (const [i, [limit, key]] of slots.entries()) {
+    const slotKey = `${limit.name}:${key}`;
+    const { count, windowEnd } = await counter.add(slotKey, limit.windowMs);
+    counted.push({ key: slotKey, windowEnd });
+    if (count > limit.limit) {
+      await release();
+      return { wait: secondsUntil(windowEnd), blockedBy: i };
     }
   }
+  return { wait: 0, release };
 }

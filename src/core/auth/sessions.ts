@@ -5,7 +5,7 @@ import { badRequest, tooManyRequests, unauthorized } from '../errors.ts';
 import { logger } from '../log.ts';
 import type { Accounts } from './accounts.ts';
 import { checkPassword } from './accounts.ts';
-import { reserve, SlidingWindowLimiter, type Slot } from './rate-limit.ts';
+import { type Limit, reserve, type Slot, type WindowCounter } from './rate-limit.ts';
 import { DUMMY_PASSWORD_HASH, hashPassword, newSecret, sha256Hex, verifyPassword } from './secrets.ts';
 import type { UserRow } from './types.ts';
 
@@ -20,6 +20,17 @@ const SIGN_IN_FAILURES = 10;
  */
 const SIGN_IN_FAILURES_PER_USERNAME = 100;
 const SIGN_IN_WINDOW_MS = 15 * 60 * 1000;
+const failuresByClient: Limit = { name: 'sign-in', limit: SIGN_IN_FAILURES, windowMs: SIGN_IN_WINDOW_MS };
+const failuresByUserAndClient: Limit = {
+  name: 'sign-in-user-client',
+  limit: SIGN_IN_FAILURES,
+  windowMs: SIGN_IN_WINDOW_MS,
+};
+const failuresByUser: Limit = {
+  name: 'sign-in-user',
+  limit: SIGN_IN_FAILURES_PER_USERNAME,
+  windowMs: SIGN_IN_WINDOW_MS,
+};
 
 export interface ChangePassword {
   current_password: string;
@@ -27,11 +38,13 @@ export interface ChangePassword {
   confirm_new_password: string;
 }
 
-export function createSessions(db: CoreDb, { users, sessions }: CoreTables, accounts: Accounts) {
-  const failuresByClient = new SlidingWindowLimiter(SIGN_IN_FAILURES, SIGN_IN_WINDOW_MS);
-  const failuresByUserAndClient = new SlidingWindowLimiter(SIGN_IN_FAILURES, SIGN_IN_WINDOW_MS);
-  const failuresByUser = new SlidingWindowLimiter(SIGN_IN_FAILURES_PER_USERNAME, SIGN_IN_WINDOW_MS);
-
+/** `windows` counts the failed sign-ins (in the Station's database, in the Scout's memory). */
+export function createSessions(
+  db: CoreDb,
+  { users, sessions }: CoreTables,
+  accounts: Accounts,
+  windows: WindowCounter,
+) {
   async function start(user: UserRow): Promise<string> {
     const sessionId = newSecret('');
     const now = clock.now();
@@ -51,7 +64,8 @@ export function createSessions(db: CoreDb, { users, sessions }: CoreTables, acco
      * Checks the credentials and opens a session. Failed attempts are limited per client
      * address, per (username, address) and, with a higher ceiling, per username. The attempt
      * is counted before the password is checked (so parallel guesses cannot all slip past
-     * the limit while scrypt runs) and taken back when it succeeds.
+     * the limit while scrypt runs, on this Station or another one on the same database) and
+     * taken back when it succeeds.
      */
     async login(
       username: string,
@@ -64,7 +78,7 @@ export function createSessions(db: CoreDb, { users, sessions }: CoreTables, acco
         [failuresByUserAndClient, `${client} ${userKey}`],
         [failuresByUser, userKey],
       ];
-      const attempt = reserve(slots);
+      const attempt = await reserve(windows, slots);
       if (!attempt.release) {
         const wait = attempt.wait;
         const from = attempt.blockedBy === 2 ? 'for this account' : 'from this address';
@@ -76,14 +90,14 @@ export function createSessions(db: CoreDb, { users, sessions }: CoreTables, acco
         user = await accounts.byUsername(username);
         ok = await verifyPassword(password, user?.passwordHash ?? DUMMY_PASSWORD_HASH);
       } catch (error) {
-        attempt.release();
+        await attempt.release();
         throw error;
       }
       if (!user || !ok) {
         log.warn({ client }, 'failed sign-in');
         throw unauthorized('wrong username or password');
       }
-      attempt.release();
+      await attempt.release();
       return { sessionId: await start(user), user };
     },
 

@@ -1,20 +1,21 @@
 import type { MiddlewareHandler } from 'hono';
-import { FixedWindowLimiter } from '../auth/rate-limit.ts';
+import { hit, type Limit } from '../auth/rate-limit.ts';
 import { tooManyRequests } from '../errors.ts';
 import type { AppEnv } from './app-env.ts';
 import { clientAddress } from './client-address.ts';
 
 export const API_REQUESTS_PER_MINUTE = 1200;
+const API_LIMIT: Limit = { name: 'api', limit: API_REQUESTS_PER_MINUTE, windowMs: 60_000 };
 
 /**
  * The general limit on `/api` routes per client address. Snapshot downloads are not counted
- * (a restore may fetch many large files).
+ * (a restore may fetch many large files). Counted in the role's window counter (the
+ * Station's database, so Stations behind one load balancer count together).
  */
 export function apiRateLimit(isExempt: (method: string, path: string) => boolean): MiddlewareHandler<AppEnv> {
-  const limiter = new FixedWindowLimiter(API_REQUESTS_PER_MINUTE, 60_000);
   return async function apiRateLimit(c, next) {
     if (!isExempt(c.req.method, c.req.path)) {
-      const wait = limiter.hit(clientAddress(c));
+      const wait = await hit(c.get('core').windows, API_LIMIT, clientAddress(c));
       if (wait > 0) throw tooManyRequests(wait, `too many requests; try again in ${wait} seconds`);
     }
     await next();

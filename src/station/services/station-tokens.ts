@@ -1,4 +1,3 @@
-import type { KeyObject } from 'node:crypto';
 import { and, count, eq, gt, ne, sql } from 'drizzle-orm';
 import { jwtVerify, SignJWT } from 'jose';
 import { newId, sha256Hex } from '../../core/auth/secrets.ts';
@@ -6,6 +5,7 @@ import { clock, DAY_MS } from '../../core/clock.ts';
 import { AppError, badRequest, notFound, unauthorized } from '../../core/errors.ts';
 import type { StationDb } from '../db/open.ts';
 import { instances, stationTokens, tokenBindings } from '../db/station-tables.ts';
+import type { SigningKeys } from './signing-key.ts';
 
 export const DEFAULT_STATION_TOKEN_TTL_DAYS = 365;
 const AUDIENCE = 'backupd-station';
@@ -100,8 +100,14 @@ async function revokeBoundTo(tx: Tx, scoutId: string, instanceId: string) {
   return { revoked_rows: gone.length, affected_instances: Number(affected[0]?.n ?? 0) };
 }
 
-export function createStationTokens(db: StationDb, keys: { privateKey: KeyObject; publicKey: KeyObject }) {
+/** `keys` gives the signing key every Station on the database shares (see signing-key.ts). */
+export function createStationTokens(db: StationDb, keys: () => Promise<SigningKeys>) {
   return {
+    /** Loads the shared signing key now (at start-up: adopts a data dir's old key file). */
+    async ready(): Promise<void> {
+      await keys();
+    },
+
     async mint(input: MintRequest) {
       if (!input.shared && input.max_registrations !== undefined && input.max_registrations !== 1) {
         throw badRequest('max_registrations applies to shared tokens only (set shared: true)');
@@ -137,7 +143,7 @@ export function createStationTokens(db: StationDb, keys: { privateKey: KeyObject
         .setExpirationTime(Math.floor(expiresAt / 1000))
         .setAudience(AUDIENCE)
         .setJti(newId())
-        .sign(keys.privateKey);
+        .sign((await keys()).privateKey);
       const tokenHash = sha256Hex(credential);
       const row = { tokenHash, createdAt: now, expiresAt, shared: input.shared, maxRegistrations: max };
       const reply = {
@@ -218,8 +224,9 @@ export function createStationTokens(db: StationDb, keys: { privateKey: KeyObject
 
     /** The live token behind a bearer value on `/backup/...`, or 401. */
     async authenticate(credential: string): Promise<StationTokenRow> {
+      const { publicKey } = await keys();
       try {
-        await jwtVerify(credential, keys.publicKey, {
+        await jwtVerify(credential, publicKey, {
           algorithms: ['EdDSA'],
           audience: AUDIENCE,
           currentDate: clock.date(),

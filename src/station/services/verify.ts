@@ -1,8 +1,9 @@
-import { type Clock, clock as stationClock } from '../../core/clock.ts';
+import { clock } from '../../core/clock.ts';
 import { logger } from '../../core/log.ts';
 import type { SettingsStore } from '../../core/settings/settings-store.ts';
-import type { SnapshotStorage } from '../storage/storage.ts';
-import { sha256Stream } from './file-hash.ts';
+import type { SnapshotStore } from '../storage/snapshot-store.ts';
+import { sha256File } from './file-hash.ts';
+import type { Leases } from './leases.ts';
 import type { SnapshotIndex } from './snapshot-index.ts';
 
 const log = logger.child({ mod: 'station/verify' });
@@ -34,18 +35,15 @@ const NEVER_RUN: VerificationResult = {
   failures: [],
 };
 
-/**
- * Re-hashes every stored snapshot (streamed through the store) against the index and looks
- * for snapshots the index lacks.
- */
+/** Re-hashes every stored snapshot against the index and looks for files the index lacks. */
 export function createVerifier(deps: {
   index: SnapshotIndex;
-  store: SnapshotStorage;
-  clock?: Clock;
+  store: SnapshotStore;
   settings: SettingsStore;
+  /** Several Stations on one database: one verification at a time among them. */
+  leases?: Leases;
   onDone?: (result: VerificationResult) => void;
 }) {
-  const clock = deps.clock ?? stationClock;
   let running: Promise<VerificationResult> | null = null;
   let current: VerificationResult | null = null;
 
@@ -79,7 +77,7 @@ export function createVerifier(deps: {
         continue;
       }
       try {
-        const sha = await sha256Stream(await deps.store.read(key));
+        const sha = await sha256File(deps.store.pathOf(key));
         result.checked += 1;
         result.bytes += stats.sizeBytes;
         if (sha !== row.sha256) result.failures.push({ ...where, problem: 'checksum_mismatch' });
@@ -109,10 +107,17 @@ export function createVerifier(deps: {
     return result;
   }
 
+  /** Verifies under the `verify` lease; while another Station holds it, answers `running`. */
+  async function exclusive(): Promise<VerificationResult> {
+    if (!deps.leases) return verify();
+    const outcome = await deps.leases.exclusive('verify', verify);
+    return outcome.ran ? outcome.value : { ...NEVER_RUN, status: 'running', failures: [] };
+  }
+
   return {
     /** Runs a verification (or joins the one running) and waits for its result. */
     run(): Promise<VerificationResult> {
-      running ??= verify().finally(() => {
+      running ??= exclusive().finally(() => {
         running = null;
         current = null;
       });
