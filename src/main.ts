@@ -2,6 +2,7 @@
 import { Command } from 'commander';
 import { runOrExit } from './cli/exit.ts';
 import type { MoveDatabaseFlags } from './cli/station-move-database.ts';
+import type { MoveStorageFlags } from './cli/station-move-storage.ts';
 import { buildInfo } from './core/build-info.ts';
 import type { ServeFlags } from './core/config.ts';
 
@@ -35,6 +36,17 @@ station
   .option('--data-dir <dir>', 'the Station data dir (DATA_DIR; default $STATE_DIRECTORY or ./data/station)')
   .action((flags: MoveDatabaseFlags) =>
     runOrExit(async () => (await import('./cli/station-move-database.ts')).stationMoveDatabase(flags)),
+  );
+
+station
+  .command('move-storage')
+  .description(
+    'copy the snapshots of the disk store into an S3 bucket, checking each SHA-256 (Station stopped)',
+  )
+  .requiredOption('--to <url>', 's3://BUCKET[/PREFIX]; S3_ENDPOINT, AWS_ACCESS_KEY_ID, … as for STORAGE_URL')
+  .option('--data-dir <dir>', 'the Station data dir (DATA_DIR; default $STATE_DIRECTORY or ./data/station)')
+  .action((flags: MoveStorageFlags) =>
+    runOrExit(async () => (await import('./cli/station-move-storage.ts')).stationMoveStorage(flags)),
   );
 
 const scout = program
