@@ -18,7 +18,6 @@ import { uploadRoutes } from './routes/uploads.ts';
 import { createRateWindows } from './services/rate-windows.ts';
 import { reconcile } from './services/reconcile.ts';
 import { createStationMetrics } from './services/station-metrics.ts';
-import { ensureFolders } from './services/storage-health.ts';
 import { createStationServices } from './services.ts';
 
 const log = logger.child({ mod: 'station' });
@@ -28,18 +27,17 @@ const SWEEP_EVERY_MS = 60 * 60 * 1000;
 const isDownload = (method: string, path: string) => method === 'GET' && path.startsWith('/api/snapshots/');
 
 export async function startStation(config: StationConfig): Promise<RunningRole> {
-  await ensureFolders(config.backupRoot, config.stagingDir);
   const storage = await openStationStorage(config);
   try {
     const core = createCore('station', storage, createRateWindows(storage.stationDb));
     await core.accounts.ensureInitialAdmin(config.initialAdminPassword);
     const station = createStationServices(config, core, storage);
+    await station.store.prepare();
     await station.tokens.ready();
     await reconcile({
       index: station.index,
       store: station.store,
       uploads: station.uploadSessions,
-      stagingDir: config.stagingDir,
     });
     await station.integrations.certificates.apply();
     const app = createCoreApp(core, {

@@ -13,9 +13,9 @@ import { createSnapshots } from './services/snapshots.ts';
 import { createStationEvents } from './services/station-events.ts';
 import { createStationSettings } from './services/station-settings.ts';
 import { createStationTokens } from './services/station-tokens.ts';
-import { createUploads } from './services/upload-sessions.ts';
 import { createVerifier } from './services/verify.ts';
-import { createSnapshotStore } from './storage/snapshot-store.ts';
+import { createStorage } from './storage/index.ts';
+import { createUploads } from './uploads/index.ts';
 
 /** Everything the Station's routes call into. */
 export function createStationServices(config: StationConfig, core: Core, storage: StationStorage) {
@@ -27,7 +27,7 @@ export function createStationServices(config: StationConfig, core: Core, storage
   const tokens = createStationTokens(db, sharedSigningKey(db, config.dataDir));
   const index = createSnapshotIndex(db);
   const leases = createLeases(db);
-  const store = createSnapshotStore(config.backupRoot);
+  const store = createStorage(config);
   return {
     config,
     core,
@@ -52,8 +52,6 @@ export function createStationServices(config: StationConfig, core: Core, storage
     }),
     uploadSessions: createUploads({
       db,
-      stagingDir: config.stagingDir,
-      backupRoot: config.backupRoot,
       maxUploadBytes: config.maxUploadBytes,
       tokens,
       index,

@@ -1,8 +1,8 @@
-import { clock } from '../../core/clock.ts';
+import { type Clock, clock as stationClock } from '../../core/clock.ts';
 import { logger } from '../../core/log.ts';
 import type { SettingsStore } from '../../core/settings/settings-store.ts';
-import type { SnapshotStore } from '../storage/snapshot-store.ts';
-import { sha256File } from './file-hash.ts';
+import type { SnapshotStorage } from '../storage/storage.ts';
+import { sha256Stream } from './file-hash.ts';
 import type { Leases } from './leases.ts';
 import type { SnapshotIndex } from './snapshot-index.ts';
 
@@ -35,15 +35,20 @@ const NEVER_RUN: VerificationResult = {
   failures: [],
 };
 
-/** Re-hashes every stored snapshot against the index and looks for files the index lacks. */
+/**
+ * Re-hashes every stored snapshot (streamed through the store) against the index and looks
+ * for snapshots the index lacks.
+ */
 export function createVerifier(deps: {
   index: SnapshotIndex;
-  store: SnapshotStore;
+  store: SnapshotStorage;
+  clock?: Clock;
   settings: SettingsStore;
   /** Several Stations on one database: one verification at a time among them. */
   leases?: Leases;
   onDone?: (result: VerificationResult) => void;
 }) {
+  const clock = deps.clock ?? stationClock;
   let running: Promise<VerificationResult> | null = null;
   let current: VerificationResult | null = null;
 
@@ -77,7 +82,7 @@ export function createVerifier(deps: {
         continue;
       }
       try {
-        const sha = await sha256File(deps.store.pathOf(key));
+        const sha = await sha256Stream(await deps.store.read(key));
         result.checked += 1;
         result.bytes += stats.sizeBytes;
         if (sha !== row.sha256) result.failures.push({ ...where, problem: 'checksum_mismatch' });
