@@ -7,13 +7,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { fixedClock } from '../../src/core/clock.ts';
+import { loadStationConfig } from '../../src/core/config.ts';
 import { createCore } from '../../src/core/core.ts';
-import { createUploadAcceptance } from '../../src/core/settings/upload-acceptance.ts';
 import { openStationStorage, type StationStorage } from '../../src/station/db/open.ts';
-import { sharedSigningKey } from '../../src/station/services/signing-key.ts';
-import { createSnapshotIndex } from '../../src/station/services/snapshot-index.ts';
-import { createStationSettings } from '../../src/station/services/station-settings.ts';
-import { createStationTokens, type StationTokenRow } from '../../src/station/services/station-tokens.ts';
+import type { StationTokenRow } from '../../src/station/services/station-tokens.ts';
+import type { StationServices } from '../../src/station/services.ts';
+import { createStationServices } from '../../src/station/services.ts';
 import { createDiskStore } from '../../src/station/storage/disk-store.ts';
 import { createUploads, type InitiateBody, type UploadFacts } from '../../src/station/uploads/index.ts';
 import { seedPgliteCluster } from '../helpers/pglite-template.ts';
@@ -63,8 +62,8 @@ export interface Kit {
   storage: StationStorage;
   clock: ReturnType<typeof fixedClock>;
   events: { stored: UploadFacts[]; failed: string[] };
-  index: ReturnType<typeof createSnapshotIndex>;
-  settings: ReturnType<typeof createStationSettings>;
+  index: StationServices['index'];
+  settings: StationServices['settings'];
   token: StationTokenRow;
   /** A fresh set of services on the same database and folders (a Station restart). */
   uploads: ReturnType<typeof createUploads>;
@@ -76,20 +75,22 @@ export async function openKit(): Promise<Kit> {
   const dir = mkdtempSync(join(tmpdir(), 'backupd-upload-services-'));
   const dataDir = join(dir, 'data');
   seedPgliteCluster(ROOT, dataDir);
-  const storage = await openStationStorage({ dataDir, databaseUrl: undefined });
-  const core = createCore('station', storage);
+  const backupRoot = join(dir, 'backups');
+  const stagingDir = join(dir, 'staging');
+  const config = loadStationConfig({ dataDir }, { BACKUP_ROOT: backupRoot, STAGING_DIR: stagingDir });
+  const storage = await openStationStorage(config);
+  // The Station's own services (tokens, index, settings); the uploads are made below.
+  const { tokens, index, settings, acceptance } = createStationServices(
+    config,
+    createCore('station', storage),
+    storage,
+  );
   const db = storage.stationDb;
-  const tokens = createStationTokens(db, sharedSigningKey(db, dataDir));
   // A shared token, so that each test may use its own Scout instance.
   const minted = await tokens.mint({ ttl_days: 30, shared: true, max_registrations: 10_000 });
   const token = await tokens.authenticate(minted.credential);
-  const index = createSnapshotIndex(db);
-  const settings = createStationSettings(core.settings, {});
-  const acceptance = createUploadAcceptance(core.settings);
   const clock = fixedClock(Date.now());
   const events = { stored: [] as UploadFacts[], failed: [] as string[] };
-  const backupRoot = join(dir, 'backups');
-  const stagingDir = join(dir, 'staging');
   const make = () => {
     const store = createDiskStore({ backupRoot, stagingDir });
     return createUploads({
