@@ -11,6 +11,8 @@ export const jobStates = sqliteTable('job_states', {
   lastAttemptAt: integer('last_attempt_at'),
   lastSuccessAt: integer('last_success_at'),
   lastStoredAs: text('last_stored_as'),
+  /** Size in bytes of the archive stored as last_stored_as. */
+  lastStoredBytes: integer('last_stored_bytes'),
   /** Job fingerprint of the last snapshot the Station stored. */
   storedFingerprint: text('stored_fingerprint'),
   /** JSON of the archive waiting to be uploaded (StagedArchive), or null. */

@@ -47,13 +47,23 @@ export function directoryRoutes(scout: ScoutServices, jobs: JobAdmin) {
     return c.json(await jobs.exclude(body.relative_path));
   });
 
-  app.post('/force-send', adminOnly('backup'), async (c) => {
+  /** The job at the body's relative_path, refused when its marker is not valid. */
+  async function validJob(c: Parameters<typeof readJson>[0]) {
     const body = await readJson(c, PathBody);
     const job = await jobs.requireJob(body.relative_path);
     if (!job.config) throw badRequest(`the job's marker is not valid: ${job.config_error}`);
-    const status = scout.runner.start('force_send', job.config.job_name, (ctx) =>
-      scout.backup.forceSend(job, ctx),
-    );
+    return { job, jobName: job.config.job_name };
+  }
+
+  // One job's "Back up now": a run-now cycle of that job alone (unchanged files stay unchanged).
+  app.post('/run-now', signedIn('backup'), async (c) => {
+    const { job } = await validJob(c);
+    return c.json({ status: scout.scheduler.runNow(job) });
+  });
+
+  app.post('/force-send', adminOnly('backup'), async (c) => {
+    const { job, jobName } = await validJob(c);
+    const status = scout.runner.start('force_send', jobName, (ctx) => scout.backup.forceSend(job, ctx));
     return c.json({ status });
   });
 

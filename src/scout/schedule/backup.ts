@@ -167,6 +167,7 @@ export function createBackup(deps: {
           lastErrorCode: null,
           lastSuccessAt: clock.now(),
           lastStoredAs: stored.stored_as,
+          lastStoredBytes: staged.size,
           storedFingerprint: staged.fingerprint,
           staged: null,
         });
@@ -258,9 +259,10 @@ export function createBackup(deps: {
   }
 
   return {
-    async cycle(trigger: Trigger, ctx: OperationContext): Promise<void> {
+    /** A cycle over every job, or over `only` (one job's "Back up now"). */
+    async cycle(trigger: Trigger, ctx: OperationContext, only?: DiscoveredJob[]): Promise<void> {
       const results: (boolean | null)[] = [];
-      for (const job of await deps.jobs()) {
+      for (const job of only ?? (await deps.jobs())) {
         if (ctx.signal.aborted) break;
         results.push(await hookedJob(job, trigger, ctx));
       }

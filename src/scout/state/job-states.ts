@@ -21,6 +21,7 @@ export function stateView(row: Row | undefined) {
     last_attempt_at: iso(row?.lastAttemptAt ?? null),
     last_success_at: iso(row?.lastSuccessAt ?? null),
     last_stored_as: row?.lastStoredAs ?? null,
+    last_stored_bytes: row?.lastStoredBytes ?? null,
     staged: Boolean(row?.staged),
     last_drill: row?.lastDrill ? (JSON.parse(row.lastDrill) as DrillOutcome) : null,
   };

@@ -13,6 +13,7 @@ import type {
   SnapshotList,
 } from '../../shared/protocol/recovery.ts';
 import { stationStatusMeaning } from '../../shared/protocol/status-codes.ts';
+import { stationContact } from '../services/station-contact.ts';
 import type {
   ChunkReply,
   FinalizeReply,
@@ -89,9 +90,13 @@ export function createStationClient(baseUrl: string, token: string) {
     } catch (error) {
       if (signal?.aborted) throw signal.reason;
       const cause = (error as Error).cause ?? (error as Error).message;
-      throw new StationError(0, null, null, `cannot reach the Station at ${base}: ${cause}`);
+      const unreachable = new StationError(0, null, null, `cannot reach the Station at ${base}: ${cause}`);
+      stationContact.record(unreachable);
+      throw unreachable;
     }
-    if (!response.ok) throw await refusal(response);
+    const refused = response.ok ? null : await refusal(response);
+    stationContact.record(refused);
+    if (refused) throw refused;
     return response;
   }
 
