@@ -1,9 +1,8 @@
 import { Hono } from 'hono';
 import { z } from 'zod';
-import { badRequest } from '../../core/errors.ts';
 import { adminOnly } from '../../core/http/access.ts';
 import type { AppEnv } from '../../core/http/app-env.ts';
-import { readJson } from '../../core/http/json-body.ts';
+import { readJson, readQuery } from '../../core/http/json-body.ts';
 import type { Restores } from '../restore/restore-service.ts';
 
 const RestoreBody = z.object({
@@ -20,9 +19,8 @@ const ListQuery = z.object({
 export function recoveryRoutes(restores: Restores) {
   const app = new Hono<AppEnv>();
   app.get('/snapshots', adminOnly('restore'), async (c) => {
-    const query = ListQuery.safeParse(c.req.query());
-    if (!query.success) throw badRequest('relative_path is required (the job folder, relative to SCAN_ROOT)');
-    return c.json(await restores.snapshots(query.data.relative_path));
+    const { relative_path } = readQuery(c, ListQuery);
+    return c.json(await restores.snapshots(relative_path));
   });
   app.post('/preview', adminOnly('restore'), async (c) => {
     const { relative_path, ...choice } = await readJson(c, RestoreBody);
