@@ -27,7 +27,7 @@ function differingField(existing: SessionRow, body: InitiateBody): string | null
 async function checkAcceptable(deps: UploadDeps, body: InitiateBody): Promise<void> {
   checkNotAhead(body.timestamp, deps.clock.now());
   if (await deps.acceptance.paused())
-    throw unavailable('uploads are paused on this Station; try again later');
+    throw unavailable('uploads are paused on this Station; try again later', 'paused');
   if (body.archive_size_bytes > deps.maxUploadBytes) {
     throw payloadTooLarge(
       `archive_size_bytes ${body.archive_size_bytes} exceeds this Station's limit of ${deps.maxUploadBytes} bytes`,

@@ -1,6 +1,7 @@
 import type { Clock } from '../../core/clock.ts';
 import { DAY_MS } from '../../core/clock.ts';
 import type { UploadAcceptance } from '../../core/settings/upload-acceptance.ts';
+import type { InitiateRequest } from '../../shared/protocol/uploads.ts';
 import type { StationDb } from '../db/open.ts';
 import type { uploadSessions } from '../db/station-tables.ts';
 import type { SnapshotIndex } from '../services/snapshot-index.ts';
@@ -18,19 +19,8 @@ export const RESERVATION_IDLE_MS = 60 * 60 * 1000;
 /** Finished sessions are kept this long so a retried initiation still finds its result. */
 export const STORED_KEPT_MS = 7 * DAY_MS;
 
-export interface InitiateBody {
-  scout_id: string;
-  scout_instance_id: string;
-  job_name: string;
-  fingerprint: string;
-  timestamp: string;
-  archive_format: 'tar.zst';
-  archive_size_bytes: number;
-  archive_sha256: string;
-  idempotency_key: string;
-  encryption_key_fingerprint?: string | undefined;
-  advertised_url?: string | undefined;
-}
+/** The initiation body as the route validated it (src/shared/protocol/uploads.ts). */
+export type InitiateBody = InitiateRequest;
 
 export type SessionRow = typeof uploadSessions.$inferSelect;
 
