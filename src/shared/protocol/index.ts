@@ -4,5 +4,6 @@ export * from './error-codes.ts';
 export * from './fields.ts';
 export * from './paths.ts';
 export * from './recovery.ts';
+export * from './snapshot-names.ts';
 export * from './status-codes.ts';
 export * from './uploads.ts';

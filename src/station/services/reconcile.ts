@@ -1,5 +1,6 @@
 import { type Clock, clock as stationClock } from '../../core/clock.ts';
 import { logger } from '../../core/log.ts';
+import { parseSnapshotName } from '../../shared/protocol/snapshot-names.ts';
 import type { SnapshotStorage } from '../storage/storage.ts';
 import type { Uploads } from '../uploads/index.ts';
 import { sha256Stream } from './file-hash.ts';
@@ -13,7 +14,7 @@ const keyOf = (r: { scoutId: string; instanceId: string | null; jobName: string;
 
 /** Reads the job fingerprint prefix out of `<job>__<time>__<fp8>[-n].tar.zst`. */
 function fingerprintFromName(filename: string): string {
-  return /__([0-9a-f]{8})(?:-\d+)?\.tar\.zst$/.exec(filename)?.[1] ?? '';
+  return parseSnapshotName(filename)?.fingerprint8 ?? '';
 }
 
 /**

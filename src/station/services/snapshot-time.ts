@@ -1,5 +1,6 @@
 import { clock, DAY_MS } from '../../core/clock.ts';
 import { badRequest } from '../../core/errors.ts';
+import { parseSnapshotName } from '../../shared/protocol/snapshot-names.ts';
 
 /** How far ahead of the Station's clock a snapshot's `timestamp` may lie (clock skew). */
 export const MAX_AHEAD_MS = DAY_MS;
@@ -29,10 +30,5 @@ export function checkNotAhead(timestamp: string, now = clock.now()): void {
 
 /** The time in `<job>__<YYYY-MM-DDTHH-MM-SSZ>__<fp8>[-n].tar.zst`, or null for other names. */
 export function timeFromName(filename: string): number | null {
-  const match = /__(\d{4}-\d{2}-\d{2})T(\d{2})-(\d{2})-(\d{2})Z__[0-9a-f]{8}(?:-\d+)?\.tar\.zst$/.exec(
-    filename,
-  );
-  if (!match) return null;
-  const ms = Date.parse(`${match[1]}T${match[2]}:${match[3]}:${match[4]}Z`);
-  return Number.isNaN(ms) ? null : ms;
+  return parseSnapshotName(filename)?.takenAt ?? null;
 }

@@ -1,9 +1,6 @@
 import { checkFilename } from './keys.ts';
 
-/** `<job>__<YYYY-MM-DDTHH-MM-SSZ>__<fp8>.tar.zst`: the name a snapshot is stored under. */
-export function snapshotFileName(jobName: string, timestamp: string, fingerprint: string): string {
-  return `${jobName}__${timestamp.replaceAll(':', '-')}__${fingerprint.slice(0, 8)}.tar.zst`;
-}
+export { snapshotFileName } from '../../shared/protocol/snapshot-names.ts';
 
 const MAX_CANDIDATES = 10_000;
 /** A Station-made name with its `-N` counter (`…__<fp8>-3.tar.zst`). */

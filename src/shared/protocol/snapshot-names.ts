@@ -1,0 +1,24 @@
+/**
+ * `<job>__<YYYY-MM-DDTHH-MM-SSZ>__<fp8>[-N].tar.zst`: the name a snapshot is stored under (the
+ * Station appends `-2`, `-3`, … when the name is taken).
+ */
+const STORED_NAME = /__(\d{4}-\d{2}-\d{2})T(\d{2})-(\d{2})-(\d{2})Z__([0-9a-f]{8})(?:-(\d+))?\.tar\.zst$/;
+
+/** The name a snapshot of `jobName` taken at `timestamp` (YYYY-MM-DDTHH:MM:SSZ) is stored under. */
+export function snapshotFileName(jobName: string, timestamp: string, fingerprint: string): string {
+  return `${jobName}__${timestamp.replaceAll(':', '-')}__${fingerprint.slice(0, 8)}.tar.zst`;
+}
+
+/** What a stored name says: when it was taken, its fingerprint prefix, its counter; null for other names. */
+export function parseSnapshotName(
+  filename: string,
+): { takenAt: number | null; fingerprint8: string; counter: number | null } | null {
+  const match = STORED_NAME.exec(filename);
+  if (!match) return null;
+  const ms = Date.parse(`${match[1]}T${match[2]}:${match[3]}:${match[4]}Z`);
+  return {
+    takenAt: Number.isNaN(ms) ? null : ms,
+    fingerprint8: match[5] ?? '',
+    counter: match[6] === undefined ? null : Number(match[6]),
+  };
+}
