@@ -7,6 +7,7 @@ import {
   chmodSync,
   existsSync,
   lstatSync,
+  lutimesSync,
   mkdirSync,
   mkdtempSync,
   readdirSync,
@@ -45,6 +46,13 @@ const fresh = (name: string) => {
 const key = generateScoutKey();
 const T1 = 1_600_000_000; // whole seconds: tar keeps them exactly
 const T2 = 1_500_000_000;
+
+/** The test key as an age identity file, for `age -d -i`. */
+function keyFile(): string {
+  const path = join(work, 'key.txt');
+  if (!existsSync(path)) writeFileSync(path, `${key.ageIdentity}\n`, { mode: 0o600 });
+  return path;
+}
 
 /** `tar <tarArgs> | zstd | age -r <the test key>`, run in `cwd`. */
 const toolArchive = (cwd: string, tarArgs: string[]) => archiveWithTools(cwd, tarArgs, key.ageRecipient);
@@ -173,6 +181,35 @@ describe('restoreArchive', { skip }, () => {
     assert.deepEqual([...plan.add].sort(), ['a.txt', 'sub/b.sh', 'sub/deep/c.bin']);
     assert.deepEqual(plan.replace, []);
     assert.deepEqual(tree(dest), tree(src));
+  });
+
+  test('mtimes of files, folders and symlinks come back, as tar -x keeps them', async () => {
+    const src = makeSource();
+    lutimesSync(join(src, 'link'), T2 + 7, T2 + 7);
+    lutimesSync(join(src, 'sub', 'up-link'), T1 + 9, T1 + 9);
+    const entries = [];
+    const config: JobConfig = { job_name: 'unit', include_hidden: true, follow_symlinks: false, exclude: [] };
+    for await (const entry of walkJob(src, config)) entries.push(entry);
+    const outPath = join(fresh('out'), 'snap.tar.zst');
+    await writeArchive({ jobDir: src, entries, recipient: key.publicKey, outPath });
+    const times = (dir: string) =>
+      Object.fromEntries(
+        ['a.txt', 'empty', 'link', 'sub', 'sub/b.sh', 'sub/deep', 'sub/deep/c.bin', 'sub/up-link'].map(
+          (p) => [p, lstatSync(join(dir, p)).mtimeMs],
+        ),
+      );
+    const ours = join(fresh('dest'), 'job');
+    await restore(readFileSync(outPath), ours);
+    assert.deepEqual(times(ours), times(src));
+    const theirs = fresh('tar-x');
+    execFileSync('sh', [
+      '-c',
+      'age -d -i "$0" "$1" | zstd -d -q | tar -x -C "$2"',
+      keyFile(),
+      outPath,
+      theirs,
+    ]);
+    assert.deepEqual(times(theirs), times(src));
   });
 
   test('dryRun lists what would be added and replaced and writes nothing', async () => {

@@ -9,6 +9,7 @@ import {
   timingSafeEqual,
 } from 'node:crypto';
 import { Transform, type TransformCallback } from 'node:stream';
+import { ByteQueue } from '../restore/byte-queue.ts';
 import { ArmorDecoder, startsArmor } from './age-armor.ts';
 import { AgeError } from './age-errors.ts';
 import { ageStreamSealer } from './age-stream.ts';
@@ -49,7 +50,9 @@ function open(key: Uint8Array, nonce: Uint8Array, sealed: Uint8Array): Buffer {
   const decipher = createDecipheriv('chacha20-poly1305', key, nonce, { authTagLength: TAG });
   decipher.setAuthTag(sealed.subarray(sealed.length - TAG));
   try {
-    return Buffer.concat([decipher.update(sealed.subarray(0, sealed.length - TAG)), decipher.final()]);
+    const plain = decipher.update(sealed.subarray(0, sealed.length - TAG));
+    const tail = decipher.final();
+    return tail.length > 0 ? Buffer.concat([plain, tail]) : plain;
   } catch {
     throw new AgeError('decryption failed: wrong key or damaged archive', 'payload');
   }
@@ -207,9 +210,9 @@ export function createAgeDecrypt(
   const mode = options.armor ?? 'auto';
   /** Undefined until the first byte decided; null for a binary file. */
   let armor: ArmorDecoder | null | undefined = mode === 'auto' ? undefined : mode ? new ArmorDecoder() : null;
-  let buffer: Buffer = Buffer.alloc(0);
-  let parts: Buffer[] = [];
-  let partsLength = 0;
+  /** The input until the header is read; then the payload's bytes go to `payload`. */
+  let head: Buffer = Buffer.alloc(0);
+  const payload = new ByteQueue();
   let payloadKey: Buffer | null = null;
   let counter = 0;
   let sawLast = false;
@@ -217,37 +220,44 @@ export function createAgeDecrypt(
 
   function drain(push: (b: Buffer) => void, final: boolean): void {
     if (!payloadKey) {
-      const header = parseHeader(buffer);
+      const header = parseHeader(head);
       if (!header) {
-        if (final || buffer.length > 1024 * 1024)
+        if (final || head.length > 1024 * 1024)
           throw new AgeError('truncated or malformed age header', 'header');
         return;
       }
-      if (buffer.length < header.length + 16 && !final) return;
+      if (head.length < header.length + 16 && !final) return;
       const fileKey = unwrapFileKey(header, identities);
-      const nonce = buffer.subarray(header.length, header.length + 16);
+      const nonce = head.subarray(header.length, header.length + 16);
       if (nonce.length < 16)
         throw new AgeError('truncated age header: the payload nonce is missing', 'header');
       payloadKey = hkdf(fileKey, nonce, 'payload');
-      buffer = buffer.subarray(header.length + 16);
+      payload.push(head.subarray(header.length + 16));
+      head = Buffer.alloc(0);
     }
     // A full sealed chunk opens either as a middle chunk or as the last one (the nonce says
     // which); a shorter one can only be the last and waits for the end of the input. Every
-    // chunk that opens is released at once, as age does.
-    while (buffer.length >= sealedChunk || (final && buffer.length > 0)) {
-      if (sawLast) throw new AgeError('data after the final age chunk', 'payload');
-      const take = Math.min(sealedChunk, buffer.length);
-      const piece = buffer.subarray(0, take);
-      let plain: Buffer | null = null;
-      if (take === sealedChunk) plain = tryOpen(payloadKey, streamNonce(counter, false), piece);
-      if (plain === null) {
-        plain = open(payloadKey, streamNonce(counter, true), piece);
-        if (plain.length === 0 && counter > 0) throw new AgeError('empty final age chunk', 'payload');
-        sawLast = true;
+    // chunk that opens is released at once, as age does — the chunks opened from one input
+    // piece together, so the stages after this one get few large writes.
+    const plains: Buffer[] = [];
+    try {
+      while (payload.length >= sealedChunk || (final && payload.length > 0)) {
+        if (sawLast) throw new AgeError('data after the final age chunk', 'payload');
+        const take = Math.min(sealedChunk, payload.length);
+        const piece = payload.take(take);
+        let plain: Buffer | null = null;
+        if (take === sealedChunk) plain = tryOpen(payloadKey, streamNonce(counter, false), piece);
+        if (plain === null) {
+          plain = open(payloadKey, streamNonce(counter, true), piece);
+          if (plain.length === 0 && counter > 0) throw new AgeError('empty final age chunk', 'payload');
+          sawLast = true;
+        }
+        plains.push(plain);
+        counter += 1;
       }
-      push(plain);
-      counter += 1;
-      buffer = buffer.subarray(take);
+    } finally {
+      // What opened before a failure is still released.
+      if (plains.length > 0) push(plains.length === 1 ? (plains[0] as Buffer) : Buffer.concat(plains));
     }
     if (final && !sawLast) throw new AgeError('truncated age payload: the final chunk is missing', 'payload');
   }
@@ -259,14 +269,10 @@ export function createAgeDecrypt(
           armor = startsArmor(input[0] as number) ? new ArmorDecoder() : null;
         }
         const chunk = armor ? armor.push(input) : input;
-        // Small pieces wait until a whole sealed chunk is there: one copy per chunk, not per piece.
-        parts.push(chunk);
-        partsLength += chunk.length;
-        if (partsLength + buffer.length <= sealedChunk) return done();
-        buffer = Buffer.concat([buffer, ...parts]);
-        parts = [];
-        partsLength = 0;
-        drain((b) => this.push(b), false);
+        if (payloadKey) payload.push(chunk);
+        else head = head.length === 0 ? chunk : Buffer.concat([head, chunk]);
+        // Wait for more than a whole sealed chunk: only then is it surely not the last one.
+        if (!payloadKey || payload.length > sealedChunk) drain((b) => this.push(b), false);
         done();
       } catch (error) {
         done(error as Error);
@@ -275,8 +281,6 @@ export function createAgeDecrypt(
     flush(done: TransformCallback) {
       try {
         armor?.end();
-        buffer = Buffer.concat([buffer, ...parts]);
-        parts = [];
         drain((b) => this.push(b), true);
         done();
       } catch (error) {

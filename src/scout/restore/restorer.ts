@@ -107,8 +107,15 @@ async function checkParents(dest: string, rel: string, known: Set<string>): Prom
   }
 }
 
-/** A temporary name beside `name` in the same folder. */
-const tempName = (name: string) => `.${name}.backupd-${randomBytes(4).toString('hex')}`;
+/** Temporary names beside the entries: one random tag per restore and a counter (created O_EXCL). */
+function tempNames(): (name: string) => string {
+  const tag = randomBytes(4).toString('hex');
+  let count = 0;
+  return (name) => {
+    count += 1;
+    return `.${name}.backupd-${tag}${count.toString(36)}`;
+  };
+}
 
 const NEW_FILE = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW;
 
@@ -142,6 +149,7 @@ export async function restoreArchive(options: RestoreOptions): Promise<RestorePl
   const plannedFiles = new Set<string>();
   const knownFolders = new Set<string>();
   const plannedLinks = new Set<string>();
+  const tempName = tempNames();
   assertDestination(dest, options.within);
   const tree = options.dryRun ? null : SafeTree.open(dest, options.within);
   const warn = (path: string, message: string) => {
