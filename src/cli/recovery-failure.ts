@@ -1,6 +1,7 @@
 import { AppError } from '../core/errors.ts';
 import { restoreFailure } from '../scout/restore/restore-service.ts';
 import { StationError } from '../scout/upload/station-client.ts';
+import { stationFailure } from '../scout/upload/station-errors.ts';
 
 /** How to get a token that may recover `scoutId/instanceId` (the Station dashboard's words). */
 const tokenAdvice = (instance: string) =>
@@ -11,14 +12,18 @@ const tokenAdvice = (instance: string) =>
  * problems name the instance and where to get a token that may recover it.
  */
 export function recoveryFailure(error: unknown, scoutId: string, instanceId: string): unknown {
-  if (error instanceof StationError && (error.status === 401 || error.status === 403)) {
+  const code = error instanceof StationError ? stationFailure(error).code : null;
+  if (
+    error instanceof StationError &&
+    (code === 'token_rejected' || code === 'forbidden' || code === 'not_bound')
+  ) {
     const instance = `${scoutId}/${instanceId}`;
     const detail = typeof error.detail === 'string' ? error.detail : error.message;
     const what =
-      error.status === 401
+      code === 'token_rejected'
         ? `the Station does not accept this token (${detail})`
         : `this token may not recover ${instance} (the Station refused it)`;
-    return new AppError(error.status, `${what}; ${tokenAdvice(instance)}`);
+    return new AppError(error.status, `${what}; ${tokenAdvice(instance)}`, { code });
   }
   return restoreFailure(error);
 }
