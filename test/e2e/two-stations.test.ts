@@ -9,11 +9,18 @@
 
 import assert from 'node:assert/strict';
 import { createHash, randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { ListMultipartUploadsCommand, ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
+import {
+  GetBucketLifecycleConfigurationCommand,
+  ListMultipartUploadsCommand,
+  ListObjectsV2Command,
+  PutBucketLifecycleConfigurationCommand,
+  S3Client,
+} from '@aws-sdk/client-s3';
 import { uploadPaths } from '../../src/shared/protocol/paths.ts';
 import { type CephS3, onCeph } from '../helpers/ceph.ts';
 import { buildTree, jobTree } from '../helpers/files.ts';
@@ -32,7 +39,7 @@ import {
   scoutStatus,
   startScout,
 } from '../helpers/scout.ts';
-import { startServer, type TestServer } from '../helpers/server.ts';
+import { ROOT, startServer, type TestServer } from '../helpers/server.ts';
 import { archiveMeta, finalize, initiate, putChunk, sha256 } from '../helpers/uploads.ts';
 
 const LABEL = 'two Stations on one PostgreSQL and one bucket';
@@ -241,6 +248,19 @@ if (!postgresAvailable()) {
         assert.equal(restored.status, 200, restored.text);
         assert.equal(restored.body.status, 'restored');
         assert.deepEqual(jobTree(docs), original);
+      });
+
+      test("the operator's guide's lifecycle rule is accepted by the bucket", async () => {
+        const guide = readFileSync(join(ROOT, 'docs', 'operators-guide.md'), 'utf8');
+        const block = [...guide.matchAll(/```json\n([\s\S]*?)```/g)]
+          .map((m) => JSON.parse(m[1] ?? '{}'))
+          .find((b) => b.Rules);
+        assert.ok(block, 'the guide holds a lifecycle configuration');
+        await s3.send(
+          new PutBucketLifecycleConfigurationCommand({ Bucket: BUCKET, LifecycleConfiguration: block }),
+        );
+        const read = await s3.send(new GetBucketLifecycleConfigurationCommand({ Bucket: BUCKET }));
+        assert.equal(read.Rules?.[0]?.AbortIncompleteMultipartUpload?.DaysAfterInitiation, 7);
       });
     });
   });
