@@ -170,7 +170,7 @@ describe('Restore drills on both dashboards', { skip }, () => {
   test('the drill schedule is a Scout setting with a hint; an empty one turns drills off', async () => {
     await scoutPage
       .getByRole('navigation', { name: 'Main' })
-      .getByRole('link', { name: 'Scout settings' })
+      .getByRole('link', { name: 'Settings', exact: true })
       .click();
     const field = scoutPage.getByLabel('Drill schedule');
     await until(
@@ -183,18 +183,18 @@ describe('Restore drills on both dashboards', { skip }, () => {
       /Sundays at 04:00[\s\S]*empty to turn scheduled drills off/,
     );
     await field.fill('not a cron');
-    await scoutPage.getByRole('button', { name: 'Save' }).click();
+    await scoutPage.getByRole('button', { name: 'Save Scout settings' }).click();
     assert.match(
       await scoutPage.getByRole('alert').innerText(),
       /drill_schedule is not a valid cron expression/,
     );
     await field.fill('');
-    await scoutPage.getByRole('button', { name: 'Save' }).click();
+    await scoutPage.getByRole('button', { name: 'Save Scout settings' }).click();
     await scoutPage.getByRole('status').filter({ hasText: 'Saved.' }).waitFor();
     assert.equal((await scoutAdmin.get('/api/settings')).body.settings.drill_schedule, '');
     // Daily, so twice the schedule is 2 days on the Scout (the Station still assumes 14).
     await field.fill('30 3 * * *');
-    await scoutPage.getByRole('button', { name: 'Save' }).click();
+    await scoutPage.getByRole('button', { name: 'Save Scout settings' }).click();
     await scoutPage.getByRole('status').filter({ hasText: 'Saved.' }).waitFor();
     const settings = (await scoutAdmin.get('/api/settings')).body.settings;
     assert.equal(settings.drill_schedule, '30 3 * * *');

@@ -115,12 +115,12 @@ describe('Scout console', { skip }, () => {
 
   test('settings: the Station URL and token are saved, the token shows as set but never its value', async () => {
     const credential = await mintStationToken(stationAdmin);
-    await nav('Scout settings').click();
+    await nav('Settings').click();
     await page.getByText('No Station token is saved').waitFor();
     await page.getByLabel('Station URL').fill(station.url);
     await page.getByLabel('Scout credential').fill(credential);
     await page.getByLabel('Scout ID').fill(SCOUT_ID);
-    await page.getByRole('button', { name: 'Save' }).click();
+    await page.getByRole('button', { name: 'Save Scout settings' }).click();
     await page.getByText('Saved.', { exact: true }).waitFor();
     assert.match(
       await page.getByTestId('credential-state').innerText(),
@@ -135,7 +135,7 @@ describe('Scout console', { skip }, () => {
 
     // Saving again with the token field empty keeps the token; the schedule moves.
     await page.getByLabel('Cron schedule').fill('30 1 29 2 *');
-    await page.getByRole('button', { name: 'Save' }).click();
+    await page.getByRole('button', { name: 'Save Scout settings' }).click();
     await page.getByText('Saved.', { exact: true }).waitFor();
     const after = await status();
     assert.equal(after.settings?.scout_credential, credential);
@@ -149,14 +149,16 @@ describe('Scout console', { skip }, () => {
 
     // A bad cron expression: the server's detail, next to the form.
     await page.getByLabel('Cron schedule').fill('every hour');
-    await page.getByRole('button', { name: 'Save' }).click();
+    await page.getByRole('button', { name: 'Save Scout settings' }).click();
     await alert().waitFor();
     assert.match(await alert().innerText(), /cron_schedule is not a valid cron expression/);
     assert.equal((await status()).scheduler.cron_schedule, '30 1 29 2 *', 'nothing saved');
 
     // The status page now reaches the Station with the token.
     // The Station answers with the token, which it ties to this Scout at the first upload.
+    // The Scout records its own contact with the Station; Check now has it ask again.
     await nav('Status').click();
+    await page.getByRole('button', { name: 'Check now' }).click();
     await page.getByText('reachable; token not yet bound').waitFor();
     assert.equal(await page.getByTestId('scout-id').innerText(), SCOUT_ID);
   });

@@ -314,7 +314,7 @@ describe('Station dashboard', { skip }, () => {
   });
 
   test('settings save with errors shown; verification shows each failure', async () => {
-    await nav('Station settings');
+    await nav('Settings');
     const keep = page.getByLabel('Snapshots kept per job and instance');
     await waitForValue(keep, '30');
     await keep.fill('0');

@@ -66,10 +66,10 @@ describe('Station dashboard and Scout console together', { skip }, () => {
     );
 
     // Console: paste it into the settings with the Station's address.
-    await console_.getByRole('link', { name: 'Scout settings' }).click();
+    await console_.getByRole('link', { name: 'Settings', exact: true }).click();
     await console_.getByLabel('Station URL').fill(station.url);
     await console_.getByLabel('Scout credential').fill(credential);
-    await console_.getByRole('button', { name: 'Save' }).click();
+    await console_.getByRole('button', { name: 'Save Scout settings' }).click();
     await console_.getByText('Saved.', { exact: true }).waitFor();
 
     // The dashboard shows no job yet.
@@ -94,6 +94,7 @@ describe('Station dashboard and Scout console together', { skip }, () => {
     await dashboard.clock.fastForward(REFRESH_MS);
     const job = dashboard.getByLabel(`Job ${JOB}`);
     await job.waitFor({ timeout: 5_000 });
+    await job.getByRole('button', { name: /^Snapshots of / }).click();
     assert.equal(await job.getByRole('button', { name: /^Request restore of / }).count(), 1);
     await screenshot(dashboard, 'together-station-overview');
   });

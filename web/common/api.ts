@@ -7,6 +7,8 @@
 export class ApiError extends Error {
   readonly status: number;
   readonly detail: string;
+  /** The answer's stable `code` (what the UI decides by; `detail` is for people), or null. */
+  readonly code: string | null;
   /** Seconds to wait before retrying, from Retry-After on a 429. */
   readonly retryAfter: number | null;
   readonly body: unknown;
@@ -17,6 +19,8 @@ export class ApiError extends Error {
     this.detail = detail;
     this.retryAfter = retryAfter;
     this.body = body;
+    const code = body && typeof body === 'object' ? (body as { code?: unknown }).code : undefined;
+    this.code = typeof code === 'string' ? code : null;
   }
 }
 

@@ -2,6 +2,7 @@ import { useState } from 'preact/hooks';
 import { api } from '../common/api.ts';
 import { ConfirmDialog } from '../common/dialog.tsx';
 import { cronPeriodDays, drillBadge, ProvenRestorable, WEEKLY_DAYS } from '../common/drill.tsx';
+import { codeBadge, codeMeaning } from '../common/error-codes.ts';
 import { linkClick } from '../common/router.ts';
 import { useSession } from '../common/session.tsx';
 import { ErrorText, Notice, Time, useAction } from '../common/ui.tsx';
@@ -18,10 +19,30 @@ const STATUS_BADGES: Record<string, [string, string]> = {
   cancelled: ['warn', 'cancelled'],
 };
 
+/** The job's last result, and for a failure why, as a badge chosen by its `last_error_code`. */
 export function StatusBadge({ dir }: { dir: Directory }) {
   if (dir.config_error) return <span class="badge bad">marker not valid</span>;
   const [tone, text] = STATUS_BADGES[dir.state.last_status] ?? ['', dir.state.last_status];
-  return <span class={`badge ${tone}`}>{text}</span>;
+  const code = dir.state.last_status === 'failed' ? (dir.state.last_error_code ?? null) : null;
+  const reason = code ? codeBadge(code) : null;
+  return (
+    <>
+      <span class={`badge ${tone}`}>{text}</span>
+      {code && reason ? (
+        <>
+          {' '}
+          <span
+            class={`badge ${reason.tone}`}
+            data-testid="error-code"
+            data-code={code}
+            title={codeMeaning(code) ?? undefined}
+          >
+            {reason.text}
+          </span>
+        </>
+      ) : null}
+    </>
+  );
 }
 
 /** One job: its last result and error, and what can be done to it. Labelled by its job name. */

@@ -50,12 +50,9 @@ export function OperationCard({ status, showIdle = false }: { status: StatusPoll
   if (!op) {
     if (!showIdle) return null;
     return (
-      <section class="card" aria-label="Operation">
-        <h2>Operation</h2>
-        <p class="muted">
-          {status.data?.run_now_requested ? 'A backup cycle is about to start.' : 'Nothing is running.'}
-        </p>
-      </section>
+      <p class="muted idle-line" role="status">
+        {status.data?.run_now_requested ? 'A backup cycle is about to start.' : 'Nothing is running.'}
+      </p>
     );
   }
   const total = op.bytes_total > 0 ? op.bytes_total : null;

@@ -1,17 +1,24 @@
 import { useEffect, useState } from 'preact/hooks';
 import { api, errorText } from '../common/api.ts';
 import { localTime } from '../common/format.ts';
+import { useSession } from '../common/session.tsx';
 import { Checkbox, ErrorText, Field, Notice, Section, Time, useAction } from '../common/ui.tsx';
 import { useScoutStatus } from './status.ts';
 import type { ScoutSettings } from './types.ts';
 
 /**
- * `/scout-settings`: the Station address, the Station token (`scout_credential`, never shown
+ * The Scout's own part of Settings (admins only): the Station address, the Station token (`scout_credential`, never shown
  * back), the Scout ID, the cron schedule and the drill schedule. POST /api/settings replaces
  * every saved value, so the form always sends all of them; an empty token field keeps the saved
  * token.
  */
-export function SettingsPage() {
+export function ScoutSettingsSection() {
+  const { user } = useSession();
+  if (!user.is_admin) return null;
+  return <ScoutSettingsForm />;
+}
+
+function ScoutSettingsForm() {
   const status = useScoutStatus();
   const [saved, setSaved] = useState<ScoutSettings | null>(null);
   const [loadError, setLoadError] = useState<string | null>(null);
@@ -43,10 +50,9 @@ export function SettingsPage() {
 
   if (!saved) {
     return (
-      <>
-        <h1>Scout settings</h1>
+      <Section title="Station and schedule">
         {loadError ? <ErrorText error={loadError} /> : <p aria-busy="true">Loading…</p>}
-      </>
+      </Section>
     );
   }
   const hasCredential = Boolean(saved.scout_credential);
@@ -54,7 +60,6 @@ export function SettingsPage() {
 
   return (
     <>
-      <h1>Scout settings</h1>
       <Section title="Station and schedule">
         <form
           aria-label="Scout settings"
@@ -167,7 +172,7 @@ export function SettingsPage() {
           {done ? <Notice>Saved.</Notice> : null}
           <div class="actions">
             <button type="submit" class="primary" disabled={action.busy}>
-              Save
+              Save Scout settings
             </button>
           </div>
         </form>

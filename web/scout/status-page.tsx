@@ -6,9 +6,10 @@ import { usePoll } from '../common/poll.ts';
 import { linkClick } from '../common/router.ts';
 import { useSession } from '../common/session.tsx';
 import { ErrorText, Notice, Section, Time, useAction } from '../common/ui.tsx';
+import { JobsGlance } from './jobs-glance.tsx';
 import { OperationCard } from './operation.tsx';
-import { IDLE_MS, type StatusPoll, useScoutStatus } from './status.ts';
-import type { OperationReply, RestoreRequest, ScoutStatus } from './types.ts';
+import { type StatusPoll, useScoutStatus, useWhenIdle } from './status.ts';
+import type { DirectoryList, OperationReply, ScoutStatus, StationContact } from './types.ts';
 
 function Link({ to, children }: { to: string; children: ComponentChildren }) {
   return (
@@ -19,36 +20,81 @@ function Link({ to, children }: { to: string; children: ComponentChildren }) {
 }
 
 /**
- * Whether the Station answers with this Scout's token. The status has no such field, so this
- * reads the Scout's restore requests: the one call that goes to the Station and back.
+ * Whether the Station answered the Scout's own last request (an upload, a restore, a drill,
+ * the restore-request list), chosen by its code; "Check now" has the Scout ask again.
  */
-function StationReach() {
-  const probe = usePoll(() => api.get<RestoreRequest[]>('/api/restore-requests').then(() => true), IDLE_MS);
-  if (probe.data === null && probe.error === null) return <span class="muted">checking…</span>;
-  if (probe.error === null) return <span class="badge ok">reachable, token accepted</span>;
-  if (/no Station configured/i.test(probe.error)) {
+function StationReach({ station, onChecked }: { station: StationContact; onChecked: () => Promise<void> }) {
+  const check = useAction();
+  const button = (
+    <button
+      type="button"
+      class="small"
+      disabled={check.busy}
+      onClick={async () => {
+        await check.run(() => api.post('/api/station/check'));
+        await onChecked();
+      }}
+    >
+      {check.busy ? 'Checking…' : 'Check now'}
+    </button>
+  );
+  if (!station.configured) {
     return (
       <span>
-        <span class="badge warn">not configured</span> <Link to="/scout-settings">Set it up</Link>
+        <span class="badge warn">not configured</span> <Link to="/settings">Set it up</Link>
       </span>
     );
   }
-  if (/not bound to/i.test(probe.error)) {
+  if (station.reachable === null) {
     return (
       <span>
-        <span class="badge ok">reachable; token not yet bound</span>{' '}
-        <small class="muted">The Station ties the token to this Scout at its first upload.</small>
+        <span class="muted">not contacted yet</span> {button}
+        <ErrorText error={check.error} />
       </span>
     );
   }
+  const [tone, text] = reachText(station);
   return (
-    <span>
-      <span class="badge bad">
-        {/refused the Station token/i.test(probe.error) ? 'reachable, token refused' : 'not reachable'}
+    <span data-testid="station-reach">
+      <span class={`badge ${tone}`} data-code={station.code ?? undefined}>
+        {text}
       </span>{' '}
-      <span class="error-inline">{probe.error}</span>
+      <small class="muted">
+        <Time value={station.checked_at} />
+      </small>{' '}
+      {button}
+      {station.code === 'not_bound' ? (
+        <small class="muted"> The Station ties the token to this Scout at its first upload.</small>
+      ) : station.detail && tone !== 'ok' ? (
+        <small class="error-inline">{station.detail}</small>
+      ) : null}
+      <ErrorText error={check.error} />
     </span>
   );
+}
+
+/** The badge of the last contact, by its code. */
+function reachText(station: StationContact): [string, string] {
+  if (!station.reachable) return ['bad', 'not reachable'];
+  switch (station.code) {
+    case null:
+      return ['ok', 'reachable, token accepted'];
+    case 'not_bound':
+      return ['ok', 'reachable; token not yet bound'];
+    case 'token_rejected':
+      return ['bad', 'reachable, token refused'];
+    case 'forbidden':
+    case 'binding_conflict':
+      return ['bad', 'reachable, token not for this instance'];
+    case 'station_error':
+    case 'unavailable':
+      return ['warn', 'reachable, Station failing'];
+    default: {
+      // A refusal about one request (a snapshot not found, an expired restore request): the
+      // Station answered with the token accepted.
+      return ['ok', 'reachable, token accepted'];
+    }
+  }
 }
 
 const CIRCUIT: Record<string, [string, string]> = {
@@ -57,10 +103,10 @@ const CIRCUIT: Record<string, [string, string]> = {
   half_open: ['warn', 'half open: the next cycle tries once'],
 };
 
-function Identity({ s }: { s: ScoutStatus }) {
+function Identity({ s, onChecked }: { s: ScoutStatus; onChecked: () => Promise<void> }) {
   const circuit = CIRCUIT[s.upload_circuit.state] ?? ['warn', s.upload_circuit.state];
   return (
-    <Section title="This Scout">
+    <Section title="This Scout and its Station">
       <dl class="facts">
         <dt>Scout ID</dt>
         <dd>
@@ -86,7 +132,7 @@ function Identity({ s }: { s: ScoutStatus }) {
         </dd>
         <dt>Station reachable</dt>
         <dd>
-          <StationReach />
+          <StationReach station={s.station} onChecked={onChecked} />
         </dd>
         <dt>Upload circuit</dt>
         <dd>
@@ -217,8 +263,11 @@ function Schedule({ status }: { status: StatusPoll }) {
   );
 }
 
+/** `/`: are my backups OK? Every job's last result first, then this Scout, its Station and schedule. */
 export function StatusPage() {
   const status = useScoutStatus();
+  const dirs = usePoll(() => api.get<DirectoryList>('/api/directories'), status.interval);
+  useWhenIdle(status.busy, () => void dirs.reload());
   const s = status.data;
   return (
     <>
@@ -233,8 +282,9 @@ export function StatusPage() {
       ) : (
         <>
           <OperationCard status={status} showIdle />
+          <JobsGlance status={status} dirs={dirs} />
           <div class="grid">
-            <Identity s={s} />
+            <Identity s={s} onChecked={status.reload} />
             <Schedule status={status} />
           </div>
           <Uploads status={status} />

@@ -1,4 +1,5 @@
-/** The Scout API's answers, as the console reads them (see the Scout spec). */
+/** The Scout API's answers, as the console reads them (README, "Scout API"). */
+import type { ErrorCode } from '../../src/shared/protocol/error-codes.ts';
 import type { LastDrill } from '../common/drill.tsx';
 
 export interface ScoutSettings {
@@ -33,6 +34,9 @@ export interface ScoutStatus {
     consecutive_failures: number;
     retry_at: string | null;
   };
+  /** What the Scout itself last saw of its Station. */
+  station: StationContact;
+  /** True from a run-now until its cycle starts on a job. */
   run_now_requested: boolean;
   scheduler: {
     state: 'idle' | 'running' | 'cancelling';
@@ -42,6 +46,17 @@ export interface ScoutStatus {
     last_finished_at: string | null;
   };
   operation: Operation | null;
+}
+
+export interface StationContact {
+  /** A Station address and token are saved. */
+  configured: boolean;
+  /** Whether the Station answered the Scout's last request; null before the first. */
+  reachable: boolean | null;
+  checked_at: string | null;
+  /** The Scout's code for the Station's refusal; null when it accepted the request. */
+  code: ErrorCode | null;
+  detail: string | null;
 }
 
 export interface JobConfig {
@@ -54,9 +69,13 @@ export interface JobConfig {
 export interface JobState {
   last_status: 'never_run' | 'running' | 'uploaded' | 'unchanged' | 'failed' | 'cancelled';
   last_error: string | null;
+  /** The stable code of last_error (what the console's badge is chosen by). */
+  last_error_code?: ErrorCode | null;
   last_attempt_at: string | null;
   last_success_at: string | null;
   last_stored_as: string | null;
+  /** The size of the snapshot stored as last_stored_as. */
+  last_stored_bytes?: number | null;
   staged: boolean;
   /** The last restore drill of the job (null: none yet). */
   last_drill?: LastDrill | null;

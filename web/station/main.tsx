@@ -4,13 +4,12 @@ import { commonPages } from '../common/pages/index.ts';
 import { startApp } from '../common/shell.tsx';
 import { OverviewPage } from './overview-page.tsx';
 import { RestoresPage } from './restores-page.tsx';
-import { SettingsPage } from './settings-page.tsx';
+import { StationSettingsSections } from './settings-page.tsx';
 import { TokensPage } from './tokens-page.tsx';
 
 startApp('backupd Station', [
   { path: '/', label: 'Overview', render: () => <OverviewPage /> },
   { path: '/station-tokens', label: 'Station tokens', adminOnly: true, render: () => <TokensPage /> },
   { path: '/restores', label: 'Restore requests', render: () => <RestoresPage /> },
-  { path: '/station-settings', label: 'Station settings', render: () => <SettingsPage /> },
-  ...commonPages(),
+  ...commonPages(() => <StationSettingsSections />),
 ]);

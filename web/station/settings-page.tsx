@@ -1,4 +1,4 @@
-/** `/station-settings`: the Station's own settings and integrity verification. */
+/** The Station's own part of Settings: retention, what was set at start-up, integrity verification. */
 import { useEffect, useState } from 'preact/hooks';
 import { api } from '../common/api.ts';
 import { formatBytes } from '../common/format.ts';
@@ -7,7 +7,7 @@ import { ErrorText, Field, Notice, Section, useAction } from '../common/ui.tsx';
 import type { Overview, StationSettings, Storage } from './types.ts';
 import { VerifyCard } from './verify-card.tsx';
 
-export function SettingsPage() {
+export function StationSettingsSections() {
   const { user } = useSession();
   const [storage, setStorage] = useState<Storage | null>(null);
   const [keep, setKeep] = useState('');
@@ -46,7 +46,6 @@ export function SettingsPage() {
 
   return (
     <>
-      <h1>Station settings</h1>
       <Section title="Retention">
         <ErrorText error={load.error} />
         <form onSubmit={submit} noValidate>

@@ -1,5 +1,5 @@
 import './pages.css';
-import { h } from 'preact';
+import { type ComponentChildren, h } from 'preact';
 import type { Page } from '../shell.tsx';
 import { AccountPage } from './account-page.tsx';
 import { AccountsPage } from './accounts-page.tsx';
@@ -7,13 +7,14 @@ import { SettingsPage } from './settings-page.tsx';
 import { TokensPage } from './tokens-page.tsx';
 
 /**
- * The pages both apps share: Settings (notifications, hooks, trusted certificates),
+ * The pages both apps share: Settings (the app's own settings from `ownSettings`, then
+ * notifications, hooks, trusted certificates: one Settings page per app),
  * Accounts (all of them for an admin, one's own otherwise), automation Tokens (admins) and
  * the signed-in Account (own password, signing out everywhere).
  */
-export function commonPages(): Page[] {
+export function commonPages(ownSettings?: () => ComponentChildren): Page[] {
   return [
-    { path: '/settings', label: 'Settings', render: () => h(SettingsPage, null) },
+    { path: '/settings', label: 'Settings', render: () => h(SettingsPage, { own: ownSettings }) },
     { path: '/accounts', label: 'Accounts', render: () => h(AccountsPage, null) },
     { path: '/tokens', label: 'Tokens', adminOnly: true, render: () => h(TokensPage, null) },
     { path: '/account', label: 'Account', render: () => h(AccountPage, null) },
