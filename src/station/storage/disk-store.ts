@@ -3,7 +3,7 @@ import { constants } from 'node:fs';
 import { mkdir, open, readdir, rm, stat, statfs, truncate, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
-import { badRequest } from '../../core/errors.ts';
+import { badRequest, notFound } from '../../core/errors.ts';
 import { createStagedWriter } from './disk-append.ts';
 import { placeFile, probeWritable, subdirs, TEMP_PREFIX } from './disk-files.ts';
 import { checkComponent, checkFilename, isSnapshotFilename } from './keys.ts';
@@ -133,7 +133,7 @@ export function createDiskStore(dirs: { backupRoot: string; stagingDir: string }
       return null;
     },
 
-    stagedBytes: (upload) => sizeOf(stagedPath(upload.uploadId)),
+    stagedBytes: async (upload) => sizeOf(stagedPath(upload.uploadId)),
 
     async append(upload, offset, body) {
       const room = upload.sizeBytes - offset;
@@ -195,8 +195,12 @@ export function createDiskStore(dirs: { backupRoot: string; stagingDir: string }
 
     exists: async (key) => (await statKey(key)) !== null,
 
+    localPath: pathOf,
+
     async read(key, range) {
-      const handle = await open(pathOf(key), 'r');
+      const handle = await open(pathOf(key), 'r').catch((error: NodeJS.ErrnoException) => {
+        throw error.code === 'ENOENT' ? notFound(`snapshot ${key.filename} not found`) : error;
+      });
       return handle.createReadStream({
         ...(range ? { start: range.start, end: range.end } : {}),
         highWaterMark: 1024 * 1024,

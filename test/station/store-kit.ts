@@ -1,0 +1,251 @@
+// What the stored-snapshot suites share: one Station per suite file with a read and a restore
+// automation token, uploads through the Scout protocol, downloads and overview helpers.
+
+import assert from 'node:assert/strict';
+import { createHash, randomBytes } from 'node:crypto';
+import { request as httpRequest } from 'node:http';
+import { join } from 'node:path';
+import { after, before } from 'node:test';
+import { adminClient, type Client, mintAutomationToken, type Reply } from '../helpers/http.ts';
+import type { TestServer } from '../helpers/server.ts';
+import { type ArchiveMeta, archiveMeta, upload } from '../helpers/uploads.ts';
+
+export type StartStation = () => Promise<TestServer>;
+
+export interface Download {
+  status: number;
+  headers: Headers;
+  bytes: Buffer;
+  /** The body parsed as JSON when it is JSON (errors), else null. */
+  json: ErrorJson | null;
+}
+
+export interface ErrorJson {
+  detail?: unknown;
+}
+
+export interface Stored {
+  data: Buffer;
+  meta: ArchiveMeta;
+  name: string;
+}
+
+export interface SnapshotJson {
+  name: string;
+  size_bytes: number;
+  mtime: string;
+  missing?: boolean;
+}
+
+export interface InstanceJson {
+  scout_instance_id: string;
+  key_fingerprint: string | null;
+  advertised_url: string | null;
+  last_seen_at: string | null;
+  jobs: { job_name: string; snapshots: SnapshotJson[] }[];
+}
+
+export interface ScoutJson {
+  scout_id: string;
+  instances: InstanceJson[];
+}
+
+export interface Failure {
+  scout_id: string;
+  scout_instance_id: string;
+  job_name: string;
+  filename: string;
+  problem: string;
+}
+
+export const sha256 = (data: Uint8Array) => createHash('sha256').update(data).digest('hex');
+export const hex64 = () => randomBytes(32).toString('hex');
+
+/** Archive timestamps that only move forward, so a later upload always has a later name. */
+let tick = 0;
+export function nextTimestamp(): string {
+  tick += 1;
+  return new Date(Date.UTC(2026, 0, 1) + tick * 61_000).toISOString().replace('.000Z', 'Z');
+}
+
+export function assertError(
+  reply: { status: number; json?: ErrorJson | null; body?: unknown; text?: string },
+  status: number,
+  about?: RegExp,
+) {
+  const body = 'json' in reply ? reply.json : reply.body;
+  const shown = reply.text ?? JSON.stringify(body);
+  assert.equal(reply.status, status, `expected ${status}, got ${reply.status}: ${shown}`);
+  assert.ok(body && typeof body === 'object', `error body is JSON: ${shown}`);
+  const detail = (body as ErrorJson).detail;
+  assert.ok(detail !== undefined && detail !== null && detail !== '', `error has a detail: ${shown}`);
+  if (about) {
+    const text = typeof detail === 'string' ? detail : JSON.stringify(detail);
+    assert.match(text, about, `detail ${JSON.stringify(text)} should match ${about}`);
+  }
+}
+
+export function assertIso(value: unknown, what: string): number {
+  assert.equal(typeof value, 'string', `${what} is an ISO timestamp: ${JSON.stringify(value)}`);
+  const ms = Date.parse(value as string);
+  assert.ok(Number.isFinite(ms), `${what} parses: ${value}`);
+  return ms;
+}
+
+/** The Station of a suite file (started before its tests, disposed after) and its helpers. */
+export function useStoreStation(start: StartStation) {
+  const ctx = {
+    station: undefined as unknown as TestServer,
+    admin: undefined as unknown as Client,
+    readToken: '',
+    restoreToken: '',
+  };
+
+  before(async () => {
+    ctx.station = await start();
+    ctx.admin = await adminClient(ctx.station.url);
+    [ctx.readToken, ctx.restoreToken] = await Promise.all([
+      mintAutomationToken(ctx.admin, ['read']),
+      mintAutomationToken(ctx.admin, ['restore']),
+    ]);
+  });
+
+  after(async () => {
+    await ctx.station?.dispose();
+  });
+
+  const root = () => join(ctx.station.dataDir, 'snapshots');
+  const fileOf = (scout: string, instance: string, job: string, name: string) =>
+    join(root(), scout, instance, job, name);
+  async function mintStation(): Promise<string> {
+    const reply = await ctx.admin.post('/api/credentials/mint', {});
+    assert.ok(reply.status === 200 || reply.status === 201, `mint: ${reply.status} ${reply.text}`);
+    assert.equal(typeof reply.body.credential, 'string');
+    return reply.body.credential;
+  }
+
+  /** Uploads `size` random bytes through the Scout protocol and returns what was stored. */
+  async function store(
+    token: string,
+    at: { scout: string; instance: string; job: string },
+    options: { size?: number; fingerprint?: string; extra?: Partial<ArchiveMeta> } = {},
+  ): Promise<Stored> {
+    const data = randomBytes(options.size ?? 2000 + Math.floor(Math.random() * 2000));
+    const meta = archiveMeta(data, {
+      scout_id: at.scout,
+      scout_instance_id: at.instance,
+      job_name: at.job,
+      timestamp: nextTimestamp(),
+      ...(options.fingerprint ? { fingerprint: options.fingerprint } : {}),
+      ...options.extra,
+    });
+    const result = await upload(ctx.station.url, token, data, meta);
+    assert.equal(result.initiate.status, 200, JSON.stringify(result.initiate.body));
+    assert.ok(result.finalize, `the upload was finalized: ${JSON.stringify(result.initiate.body)}`);
+    assert.equal(result.finalize.status, 200, JSON.stringify(result.finalize.body));
+    assert.equal(result.finalize.body.status, 'stored');
+    const name: string = result.finalize.body.stored_as;
+    assert.match(name, /\.tar\.zst$/);
+    return { data, meta, name };
+  }
+
+  async function get(path: string, headers: Record<string, string> = {}): Promise<Download> {
+    const res = await fetch(`${ctx.station.url}${path}`, { headers });
+    const bytes = Buffer.from(await res.arrayBuffer());
+    let json: ErrorJson | null = null;
+    if ((res.headers.get('content-type') ?? '').includes('json')) {
+      try {
+        json = JSON.parse(bytes.toString('utf8'));
+      } catch {
+        json = null;
+      }
+    }
+    return { status: res.status, headers: res.headers, bytes, json };
+  }
+
+  const bearer = (token: string, extra: Record<string, string> = {}) => ({
+    authorization: `Bearer ${token}`,
+    ...extra,
+  });
+  const session = (extra: Record<string, string> = {}) => ({ cookie: ctx.admin.cookieHeader(), ...extra });
+
+  /** A GET with the request target sent exactly as written (fetch would resolve `..`). */
+  function rawGet(path: string, headers: Record<string, string>): Promise<Download> {
+    const url = new URL(ctx.station.url);
+    return new Promise((resolve, reject) => {
+      const req = httpRequest({ host: url.hostname, port: url.port, path, method: 'GET', headers }, (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (d: Buffer) => chunks.push(d));
+        res.on('end', () => {
+          const bytes = Buffer.concat(chunks);
+          let json: ErrorJson | null = null;
+          try {
+            json = JSON.parse(bytes.toString('utf8'));
+          } catch {
+            json = null;
+          }
+          const h = new Headers();
+          for (const [k, v] of Object.entries(res.headers)) if (typeof v === 'string') h.set(k, v);
+          resolve({ status: res.statusCode ?? 0, headers: h, bytes, json });
+        });
+      });
+      req.on('error', reject);
+      req.end();
+    });
+  }
+
+  function assertSnapshotDownload(reply: Download, expected: { data: Buffer; name: string }) {
+    assert.equal(
+      reply.status,
+      200,
+      `expected 200, got ${reply.status}: ${reply.bytes.toString('utf8', 0, 300)}`,
+    );
+    assert.equal(reply.headers.get('content-type'), 'application/octet-stream');
+    assert.equal(reply.headers.get('x-relay-snapshot-filename'), expected.name);
+    assert.equal(reply.headers.get('content-length'), String(expected.data.length));
+    assert.equal(reply.bytes.length, expected.data.length, 'downloaded size');
+    assert.ok(reply.bytes.equals(expected.data), 'downloaded bytes are the stored bytes');
+  }
+
+  async function overview(query = ''): Promise<Reply> {
+    const reply = await ctx.admin.get(`/api/overview${query}`);
+    assert.equal(reply.status, 200, reply.text);
+    return reply;
+  }
+
+  async function instanceIn(scout: string, instance: string): Promise<InstanceJson | undefined> {
+    const scouts: ScoutJson[] = (await overview('?section=snapshots')).body.scouts;
+    return scouts.find((s) => s.scout_id === scout)?.instances.find((i) => i.scout_instance_id === instance);
+  }
+
+  async function snapshotsOf(scout: string, instance: string, job: string): Promise<SnapshotJson[]> {
+    const inst = await instanceIn(scout, instance);
+    return inst?.jobs.find((j) => j.job_name === job)?.snapshots ?? [];
+  }
+
+  async function verify(): Promise<Reply> {
+    const reply = await ctx.admin.post('/api/admin/verify');
+    assert.equal(reply.status, 200, reply.text);
+    return reply;
+  }
+
+  const failuresOf = (result: { failures: Failure[] }, filename: string) =>
+    result.failures.filter((f) => f.filename === filename);
+
+  return Object.assign(ctx, {
+    root,
+    fileOf,
+    mintStation,
+    store,
+    get,
+    bearer,
+    session,
+    rawGet,
+    assertSnapshotDownload,
+    overview,
+    instanceIn,
+    snapshotsOf,
+    verify,
+    failuresOf,
+  });
+}
