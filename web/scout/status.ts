@@ -3,7 +3,7 @@ import { api } from '../common/api.ts';
 import { type Polled, usePoll } from '../common/poll.ts';
 import type { ScoutStatus } from './types.ts';
 
-/** The spec's refresh rates: every 15 s when idle, every 2.5 s while work runs. */
+/** How often the console refreshes: every 15 s when idle, every 2.5 s while work runs. */
 export const IDLE_MS = 15_000;
 export const ACTIVE_MS = 2_500;
 

@@ -1,4 +1,4 @@
-/** The Station API's answers as the dashboard reads them (spec: station.md, CONTRACT.md). */
+/** The Station API's answers as the dashboard reads them (README, "The API in brief"). */
 import type { LastDrill } from '../common/drill.tsx';
 
 export interface Snapshot {
