@@ -1,10 +1,10 @@
-import type { Readable } from 'node:stream';
+import { PassThrough, type Readable } from 'node:stream';
 import { type S3Client, UploadPartCommand } from '@aws-sdk/client-s3';
-import { createSHA256, type IHasher } from 'hash-wasm';
 import { AppError, badRequest, conflict, payloadTooLarge } from '../../core/errors.ts';
+import { ResumableSha256 } from './resumable-sha256.ts';
 
 const MIB = 1024 * 1024;
-/** Parts are at least this big (S3's own minimum is 5 MiB): fewer requests, one part in memory. */
+/** Parts are at least this big (S3's own minimum is 5 MiB): fewer requests per snapshot. */
 export const MIN_PART_BYTES = 16 * MIB;
 const MAX_PARTS = 10_000;
 const MAX_PART_BYTES = 5 * 1024 * MIB;
@@ -13,7 +13,7 @@ const MAX_PART_BYTES = 5 * 1024 * MIB;
  * What the database keeps of an upload staged in the bucket (the session's `state`): the
  * multipart upload, its part size, the ETag of each part held (part n covers bytes
  * [(n-1)·partSize, n·partSize), the last one ends at the archive size) and the SHA-256 state
- * after the last of them (hash-wasm's `save()`, base64), so any Station continues the hash.
+ * after the last of them, so that any Station continues the hash.
  */
 export interface MultipartState {
   key: string;
@@ -51,40 +51,31 @@ export function stagedBytesOf(state: MultipartState, sizeBytes: number): number 
   return Math.min(state.etags.length * state.partSize, sizeBytes);
 }
 
-export async function newHashState(): Promise<string> {
-  return Buffer.from((await createSHA256()).init().save()).toString('base64');
-}
+export const newHashState = (): string => new ResumableSha256().save();
 
-async function hasherAt(hash: string): Promise<IHasher> {
-  const hasher = await createSHA256();
-  try {
-    return hasher.load(Buffer.from(hash, 'base64'));
-  } catch (cause) {
-    // A state saved by another hash-wasm build: the upload must start again.
-    throw new AppError(
-      409,
-      {
-        status: 'checksum_mismatch',
-        next_offset: 0,
-        message: 'the saved hash state cannot be read; send the archive again',
-      },
-      { cause },
-    );
-  }
-}
-
-export async function sha256Of(state: MultipartState): Promise<string> {
-  return (await hasherAt(state.hash)).digest('hex');
+export function sha256Of(state: MultipartState): string {
+  return ResumableSha256.resume(state.hash).digest();
 }
 
 /** An error of the body stream (the client), as opposed to the bucket's. */
 class BodyFailed extends Error {}
 
+/** One part on its way to the bucket: bytes are written to `pass` as they arrive. */
+interface PartInFlight {
+  pass: PassThrough;
+  length: number;
+  fed: number;
+  abort: AbortController;
+  /** The part's ETag, or why the bucket did not take it (never rejects). */
+  done: Promise<string | Error>;
+}
+
 /**
  * Appends `body` at `offset` as parts of exactly `partSize` (the last may be shorter, ending at
- * `sizeBytes`), holding at most one part in memory. Only whole parts count: the bytes of an
- * unfinished part are dropped. A failing body keeps the parts sent before it (the result says
- * so); a body longer than the archive keeps nothing (400); a bucket failure rejects.
+ * `sizeBytes`). Each part streams to the bucket while its bytes arrive and are hashed, so
+ * nothing is held in memory beyond the stream buffers. Only whole parts count: a part the body
+ * does not finish is aborted. A failing body keeps the parts sent before it (the result says
+ * so); a body longer than the archive keeps nothing (400); a bucket failure rejects (503).
  */
 export async function appendParts(
   client: S3Client,
@@ -93,8 +84,8 @@ export async function appendParts(
   offset: number,
   body: Readable,
 ): Promise<{ state: MultipartState; stagedBytes: number; keptBytes: number }> {
-  const start = parseState(upload.state);
-  const staged = stagedBytesOf(start, upload.sizeBytes);
+  let kept = parseState(upload.state);
+  const staged = stagedBytesOf(kept, upload.sizeBytes);
   if (offset !== staged) {
     throw conflict({
       status: 'offset_mismatch',
@@ -102,50 +93,81 @@ export async function appendParts(
       message: `the next offset is ${staged}`,
     });
   }
-  const hasher = await hasherAt(start.hash);
-  let kept: MultipartState = start;
-  const buffer = Buffer.allocUnsafe(Math.max(0, Math.min(start.partSize, upload.sizeBytes - staged)));
+  const hasher = ResumableSha256.resume(kept.hash);
   let partStart = staged;
-  let fill = 0;
+  let part: PartInFlight | null = null;
 
-  const sendPart = async () => {
-    const partNumber = kept.etags.length + 1;
-    const answer = await client.send(
-      new UploadPartCommand({
-        Bucket: bucket,
-        Key: kept.key,
-        UploadId: kept.multipartId,
-        PartNumber: partNumber,
-        Body: buffer.subarray(0, fill),
-        ContentLength: fill,
-      }),
+  const openPart = (): PartInFlight => {
+    const length = Math.min(kept.partSize, upload.sizeBytes - partStart);
+    const pass = new PassThrough({ highWaterMark: MIB });
+    const abort = new AbortController();
+    const command = new UploadPartCommand({
+      Bucket: bucket,
+      Key: kept.key,
+      UploadId: kept.multipartId,
+      PartNumber: kept.etags.length + 1,
+      Body: pass,
+      ContentLength: length,
+    });
+    const done = client.send(command, { abortSignal: abort.signal }).then(
+      (answer) => answer.ETag ?? new Error('the bucket answered no ETag'),
+      (error: unknown) => (error instanceof Error ? error : new Error(String(error))),
     );
-    if (!answer.ETag) throw new Error(`the bucket answered no ETag for part ${partNumber}`);
-    kept = {
-      ...kept,
-      etags: [...kept.etags, answer.ETag],
-      hash: Buffer.from(hasher.save()).toString('base64'),
-    };
-    partStart += fill;
-    fill = 0;
+    return { pass, length, fed: 0, abort, done };
+  };
+
+  const feed = async (target: PartInFlight, data: Buffer) => {
+    if (target.pass.write(data)) return;
+    await new Promise<void>((resolve) => {
+      const settle = () => {
+        target.pass.off('drain', settle);
+        resolve();
+      };
+      target.pass.on('drain', settle);
+      void target.done.then(settle);
+    });
+  };
+
+  const finishPart = async (done: PartInFlight) => {
+    done.pass.end();
+    const etag = await done.done;
+    if (etag instanceof Error) {
+      throw new AppError(503, `the object store did not take part ${kept.etags.length + 1} (${etag.name})`, {
+        cause: etag,
+      });
+    }
+    kept = { ...kept, etags: [...kept.etags, etag], hash: hasher.save() };
+    partStart += done.length;
   };
 
   try {
     for await (const piece of chunksOf(body)) {
       let data = piece;
       while (data.length > 0) {
-        const room = Math.min(kept.partSize, upload.sizeBytes - partStart) - fill;
-        if (room <= 0) throw badRequest(`the body runs past archive_size_bytes (${upload.sizeBytes})`);
-        const take = data.length <= room ? data : data.subarray(0, room);
-        take.copy(buffer, fill);
+        if (partStart >= upload.sizeBytes)
+          throw badRequest(`the body runs past archive_size_bytes (${upload.sizeBytes})`);
+        part ??= openPart();
+        const take = data.length <= part.length - part.fed ? data : data.subarray(0, part.length - part.fed);
         hasher.update(take);
-        fill += take.length;
+        part.fed += take.length;
         data = data.subarray(take.length);
-        if (take.length === room) await sendPart();
+        await feed(part, take);
+        if (part.fed === part.length) {
+          const full = part;
+          part = null;
+          await finishPart(full);
+        }
       }
     }
   } catch (error) {
     if (!(error instanceof BodyFailed)) throw error;
+  } finally {
+    // A part the body did not finish is not sent: the bucket never holds a short part.
+    if (part) {
+      part.abort.abort();
+      part.pass.destroy();
+      await part.done;
+    }
   }
   const stagedBytes = stagedBytesOf(kept, upload.sizeBytes);
   return { state: kept, stagedBytes, keptBytes: stagedBytes - staged };
