@@ -60,7 +60,7 @@ export async function uploadStaged(options: {
   };
   let failures = 0;
   let restarts = 0;
-  let chunkSize = START_CHUNK;
+  let chunkSize = 0;
   await access(staged.file).catch(() => {
     throw new Error(`the staged archive ${staged.file} is gone; clear-staged, then force-send`);
   });
@@ -76,10 +76,12 @@ export async function uploadStaged(options: {
         };
       }
       let offset = started.next_offset;
-      const ceiling = Math.max(MIN_CHUNK, started.recommended_chunk_size_bytes);
-      chunkSize = Math.min(chunkSize, ceiling);
+      // The Station's chunk size (the S3 store's part size), or a power-of-two fraction of it
+      // on a slow link; every chunk ends on a multiple of the size in use.
+      const ceiling = Math.max(MIN_CHUNK, started.recommended_chunk_size_bytes || START_CHUNK);
+      if (chunkSize === 0 || chunkSize > ceiling) chunkSize = ceiling;
       while (offset < staged.size) {
-        const length = Math.min(chunkSize, staged.size - offset);
+        const length = Math.min(chunkSize - (offset % chunkSize), staged.size - offset);
         const t = performance.now();
         try {
           offset = (await client.chunk(started.upload_id, staged.file, offset, length, signal)).next_offset;
@@ -91,10 +93,10 @@ export async function uploadStaged(options: {
           }
           throw error;
         }
-        // Aim for chunks of a few seconds: bigger on a fast link, smaller on a slow one.
+        // Aim for chunks of a few seconds: the full size on a fast link, smaller on a slow one.
         const seconds = (performance.now() - t) / 1000;
-        if (seconds < 1) chunkSize = Math.min(ceiling, chunkSize * 2);
-        else if (seconds > 8) chunkSize = Math.max(MIN_CHUNK, Math.floor(chunkSize / 2));
+        if (seconds < 1 && chunkSize * 2 <= ceiling) chunkSize *= 2;
+        else if (seconds > 8 && chunkSize % 2 === 0 && chunkSize / 2 >= MIN_CHUNK) chunkSize /= 2;
         failures = 0;
         options.onProgress?.(offset, staged.size);
       }
