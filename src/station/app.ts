@@ -7,6 +7,7 @@ import { uploadPauseRoutes } from '../core/http/routes/upload-pause.ts';
 import { webUiRoutes } from '../core/http/web/web-ui.ts';
 import { logger } from '../core/log.ts';
 import type { RunningRole } from '../core/server.ts';
+import { BACKUP_ROOTS } from '../shared/protocol/paths.ts';
 import { openStationStorage } from './db/open.ts';
 import { credentialRoutes } from './routes/credentials.ts';
 import { drillRoutes } from './routes/drills.ts';
@@ -53,14 +54,14 @@ export async function startStation(config: StationConfig): Promise<RunningRole> 
       lastVerification: () => station.verifier.last(),
     });
     app.route('/', metricsRoutes(metrics));
-    app.use('/backup/uploads/:uploadId/finalize', metrics.countFinalize);
+    app.use(`${BACKUP_ROOTS.uploads}/:uploadId/finalize`, metrics.countFinalize);
     app.route('/api', settingsRoutes(station));
     app.route('/api', snapshotRoutes(station));
     app.route('/api/admin/uploads', uploadPauseRoutes(station.acceptance));
     app.route('/api/credentials', credentialRoutes(station));
-    app.route('/backup/uploads', uploadRoutes(station));
-    app.route('/backup/recovery', recoveryRoutes(station));
-    app.route('/backup/drills', drillRoutes(station));
+    app.route(BACKUP_ROOTS.uploads, uploadRoutes(station));
+    app.route(BACKUP_ROOTS.recovery, recoveryRoutes(station));
+    app.route(BACKUP_ROOTS.drills, drillRoutes(station));
     app.route('/', webUiRoutes('station'));
     const sweeper = setInterval(() => {
       // One Station at a time sweeps (a lease in the database).

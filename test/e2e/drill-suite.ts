@@ -7,7 +7,7 @@ import { randomBytes } from 'node:crypto';
 import { closeSync, openSync, readdirSync, readSync, statSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import type { DrillOutcome } from '../../src/shared/drill-outcome.ts';
+import type { DrillOutcome } from '../../src/shared/protocol/drills.ts';
 import { expectStatus } from '../helpers/assertions.ts';
 import { buildTree } from '../helpers/files.ts';
 import { adminClient, type Client } from '../helpers/http.ts';

@@ -1,5 +1,5 @@
 import { eq } from 'drizzle-orm';
-import type { DrillOutcome } from '../../shared/drill-outcome.ts';
+import type { DrillOutcome } from '../../shared/protocol/drills.ts';
 import type { ScoutDb } from '../db/open.ts';
 import { jobStates } from '../db/scout-tables.ts';
 import type { StagedArchive } from '../upload/uploader.ts';

@@ -1,2 +1,16 @@
-/** `POST /backup/drills/{scout}/{instance}/{job}`: a restore drill's outcome (see drill-outcome.ts). */
-export { type DrillOutcome, DrillOutcomeSchema } from '../drill-outcome.ts';
+import { z } from 'zod';
+
+/**
+ * `POST /backup/drills/{scout}/{instance}/{job}`: a restore drill's outcome. The Scout keeps it
+ * as the job's `state.last_drill` and the Station's overview shows it as the job's `last_drill`.
+ */
+export const DrillOutcomeSchema = z.strictObject({
+  filename: z.string({ error: 'filename must be the drilled snapshot file name' }).max(255),
+  status: z.enum(['ok', 'failed'], { error: 'status must be ok or failed' }),
+  files: z.number().int().min(0, 'files must be a whole number ≥ 0').max(Number.MAX_SAFE_INTEGER),
+  bytes: z.number().int().min(0, 'bytes must be a whole number ≥ 0').max(Number.MAX_SAFE_INTEGER),
+  error: z.string().max(4000, 'error is at most 4000 characters').nullable(),
+  finished_at: z.iso.datetime({ offset: true, error: 'finished_at must be an ISO 8601 date and time' }),
+});
+
+export type DrillOutcome = z.infer<typeof DrillOutcomeSchema>;

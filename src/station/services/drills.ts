@@ -1,6 +1,6 @@
 import { clock } from '../../core/clock.ts';
 import type { Notifier } from '../../core/notify/ntfy.ts';
-import type { DrillOutcome as DrillReport } from '../../shared/drill-outcome.ts';
+import type { DrillOutcome as DrillReport } from '../../shared/protocol/drills.ts';
 import type { StationDb } from '../db/open.ts';
 import { drills } from '../db/station-tables.ts';
 import { checkFilename } from '../storage/keys.ts';
