@@ -4,7 +4,7 @@ import { z } from 'zod';
 import { badRequest } from '../../core/errors.ts';
 import { adminOnly, signedIn } from '../../core/http/access.ts';
 import type { AppEnv } from '../../core/http/app-env.ts';
-import { readJson } from '../../core/http/json-body.ts';
+import { readJson, readQuery } from '../../core/http/json-body.ts';
 import { JobConfigInput } from '../jobs/marker.ts';
 import type { JobAdmin } from '../services/job-admin.ts';
 import type { ScoutServices } from '../services.ts';
@@ -12,10 +12,9 @@ import type { ScoutServices } from '../services.ts';
 const PathBody = z.object({ relative_path: z.string({ error: 'relative_path is required' }) });
 const SaveBody = PathBody.extend({ config: JobConfigInput.default({}) });
 
-function queryPath(value: string | undefined): string {
-  if (value === undefined) throw badRequest('relative_path is required (use "." for the scan root)');
-  return value;
-}
+const PathQuery = z.object({
+  relative_path: z.string({ error: 'relative_path is required (use "." for the scan root)' }),
+});
 
 /** Jobs and the folders under the scan root. */
 export function directoryRoutes(scout: ScoutServices, jobs: JobAdmin) {
@@ -23,13 +22,13 @@ export function directoryRoutes(scout: ScoutServices, jobs: JobAdmin) {
 
   app.get('/', signedIn('read'), async (c) => c.json(await jobs.list()));
   app.get('/children', signedIn('read'), async (c) =>
-    c.json(await jobs.children(queryPath(c.req.query('relative_path')))),
+    c.json(await jobs.children(readQuery(c, PathQuery).relative_path)),
   );
   app.get('/browse', signedIn('read'), async (c) =>
-    c.json(await jobs.browse(queryPath(c.req.query('relative_path')))),
+    c.json(await jobs.browse(readQuery(c, PathQuery).relative_path)),
   );
   app.get('/size', signedIn('read'), async (c) =>
-    c.json(await jobs.size(queryPath(c.req.query('relative_path')))),
+    c.json(await jobs.size(readQuery(c, PathQuery).relative_path)),
   );
 
   app.post('/save-job', adminOnly('manage'), async (c) => {
