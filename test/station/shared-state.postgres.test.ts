@@ -60,6 +60,15 @@ describe(LABEL, { skip }, () => {
     for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
   });
 
+  test('six Stations starting at once on an empty database all migrate it (one schema)', async () => {
+    const url = await createDatabase(pg.url, 'start_race');
+    const opened = await Promise.all(
+      Array.from({ length: 6 }, () => openStationStorage({ dataDir: tempDir(), databaseUrl: url })),
+    );
+    stations.push(...opened);
+    for (const s of opened) await s.ping();
+  });
+
   describe('token signing key', () => {
     test('two Stations starting at once with their own old key files agree on one key; the winning file is adopted and removed', async () => {
       const [a, b] = await stationsOn('signing_race', 2);

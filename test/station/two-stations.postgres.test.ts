@@ -114,6 +114,7 @@ describe(LABEL, {
       assert.equal(refused.status, 200, refused.text);
       assert.equal(refused.body.status, 'running', 'B does not run a second verification');
       assert.equal((await adminA.post('/api/admin/verify')).body.status, 'running');
+      assert.equal((await adminB.get('/api/admin/verify')).body.status, 'running', 'and says so when asked');
       const [held] = await sql`SELECT holder FROM leases WHERE name = 'verify'`;
       assert.equal(held?.holder, 'station-elsewhere', 'the lease was not taken');
       // Released: the next request runs one (on A, which holds the bytes), and releases the

@@ -69,7 +69,11 @@ async function openPostgres(url: string): Promise<StationStorage> {
   const sql = postgres(url, { max: 10, onnotice: () => {}, connect_timeout: 10 });
   const target: MigrationTarget = {
     async appliedNames() {
-      await sql.unsafe(CREATE_MIGRATIONS_TABLE);
+      // Under the lock too: two Stations creating the table at once collide in pg_type.
+      await sql.begin(async (tx) => {
+        await tx.unsafe(MIGRATION_LOCK);
+        await tx.unsafe(CREATE_MIGRATIONS_TABLE);
+      });
       const rows = await sql.unsafe<{ name: string }[]>(`SELECT name FROM ${MIGRATIONS_TABLE}`);
       return new Set(rows.map((r) => r.name));
     },

@@ -112,11 +112,14 @@ export function createVerifier(deps: {
     return result;
   }
 
+  /** What a Station answers while another one runs the verification (it holds the lease). */
+  const RUNNING_ELSEWHERE: VerificationResult = { ...NEVER_RUN, status: 'running', failures: [] };
+
   /** Verifies under the `verify` lease; while another Station holds it, answers `running`. */
   async function exclusive(): Promise<VerificationResult> {
     if (!deps.leases) return verify();
     const outcome = await deps.leases.exclusive('verify', verify);
-    return outcome.ran ? outcome.value : { ...NEVER_RUN, status: 'running', failures: [] };
+    return outcome.ran ? outcome.value : RUNNING_ELSEWHERE;
   }
 
   return {
@@ -130,6 +133,7 @@ export function createVerifier(deps: {
     },
     async last(): Promise<VerificationResult> {
       if (current) return current;
+      if (await deps.leases?.holderOf('verify')) return RUNNING_ELSEWHERE;
       const saved = await deps.settings.read(SECTION);
       return saved.status ? (saved as unknown as VerificationResult) : NEVER_RUN;
     },
