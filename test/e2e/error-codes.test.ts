@@ -10,7 +10,7 @@ import { buildTree } from '../helpers/files.ts';
 import type { Client } from '../helpers/http.ts';
 import { connectScout, mintStationToken, startScout, startStation } from '../helpers/scout.ts';
 import type { TestServer } from '../helpers/server.ts';
-import { archiveMeta, call, finalize, initiate, putChunk } from '../helpers/uploads.ts';
+import { archiveMeta, call, finalize, initiate, putChunk, upload } from '../helpers/uploads.ts';
 
 let station: TestServer;
 let stationAdmin: Client;
@@ -88,6 +88,14 @@ describe('error codes', () => {
     const mismatch = await finalize(station.url, token, id);
     expectError(mismatch, 409, 'checksum_mismatch');
     assert.equal(mismatch.body.detail.next_offset, 0);
+  });
+
+  test('a chunk for an upload that is already stored: 409 already_stored', async () => {
+    const data = Buffer.from('stored once');
+    const done = await upload(station.url, token, data);
+    assert.equal(done.finalize?.status, 200, JSON.stringify(done.finalize?.body));
+    const late = await putChunk(station.url, token, done.initiate.body.upload_id, 0, data);
+    expectError(late, 409, 'already_stored');
   });
 
   test('recovery of an instance the token is not bound to: 403 not_bound', async () => {

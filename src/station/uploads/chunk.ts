@@ -37,11 +37,10 @@ export async function chunk(
     async () => {
       const row = await sessionOf(deps, uploadId, token);
       if (row.status === 'stored') {
-        throw conflict({
-          status: 'stored',
-          next_offset: row.archiveSizeBytes,
-          message: 'upload already stored',
-        });
+        throw conflict(
+          { status: 'stored', next_offset: row.archiveSizeBytes, message: 'upload already stored' },
+          'already_stored',
+        );
       }
       const upload = stagedUploadOf(row);
       const next = await deps.store.stagedBytes(upload);
