@@ -31,7 +31,13 @@ export function ageStreamSealer(payloadKey: Buffer): StreamSealer {
     nonce.writeUIntBE(counter, 5, 6);
     nonce[11] = last ? 1 : 0;
     const cipher = createCipheriv('chacha20-poly1305', key, nonce, { authTagLength: tag });
-    let at = offset + cipher.update(plain).copy(out, offset);
+    const sealed = cipher.update(plain);
+    let at = offset + sealed.copy(out, offset);
+    // Free the piece now rather than at the next garbage collection: a backup seals ~10,000
+    // of them per GiB, and waiting for the collector held tens of MiB.
+    if (sealed.byteOffset === 0 && sealed.length === sealed.buffer.byteLength) {
+      (sealed.buffer as ArrayBuffer & { transfer(length: number): ArrayBuffer }).transfer(0);
+    }
     at += cipher.final().copy(out, at);
     cipher.getAuthTag().copy(out, at);
     counter += 1;

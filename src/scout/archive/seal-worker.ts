@@ -29,13 +29,21 @@ function sealWorkerMain(makeSealer: typeof ageStreamSealer): void {
     size += bytes.length;
   }
 
+  /** Frees a buffer's memory now (detaching it), not at some later garbage collection. */
+  function release(bytes: Buffer): void {
+    if (bytes.byteLength >= 64 * 1024) (bytes.buffer as ArrayBuffer & { transfer(n: number): ArrayBuffer }).transfer(0);
+  }
+
   function advance(): void {
     if (failed) return;
     try {
       let frame = waiting.get(next);
       while (frame) {
         waiting.delete(next);
-        write(sealer.push(frame));
+        const sealed = sealer.push(frame);
+        write(sealed);
+        release(sealed);
+        release(frame);
         next += 1;
         parent.postMessage({ sealed: next });
         frame = waiting.get(next);

@@ -102,7 +102,7 @@ function entryHeaders(entry: {
   if (entry.size > MAX_OCTAL_SIZE) records.push(paxRecord('size', String(entry.size)));
   if (entry.uid > MAX_OCTAL_ID) records.push(paxRecord('uid', String(entry.uid)));
   if (entry.gid > MAX_OCTAL_ID) records.push(paxRecord('gid', String(entry.gid)));
-  records.push(paxRecord('mtime', (entry.mtimeMs / 1000).toFixed(3).replace(/\.?0+$/, '')));
+  records.push(paxRecord('mtime', (entry.mtimeMs / 1000).toFixed(6).replace(/\.?0+$/, '')));
   const blocks: Buffer[] = [];
   const pax = Buffer.from(records.join(''), 'utf8');
   blocks.push(

@@ -181,7 +181,7 @@ export async function readTar(
       path,
       type: type === '\0' || type === '7' ? '0' : type,
       mode: number(block, 100, 8),
-      mtimeMs: Math.round((pax.mtime !== undefined ? Number(pax.mtime) : number(block, 136, 12)) * 1000),
+      mtimeMs: (pax.mtime !== undefined ? Number(pax.mtime) : number(block, 136, 12)) * 1000,
       size: realSize,
       linkname: pax.linkpath ?? longLink ?? text(block, 157, 100),
       uid: pax.uid !== undefined ? Number(pax.uid) : number(block, 108, 8),
