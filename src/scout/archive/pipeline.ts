@@ -33,7 +33,8 @@ export interface ArchiveResult {
 }
 
 /** Frees a block's memory now (detaching it): an idle Scout runs no garbage collection. */
-const release = (block: Buffer) => (block.buffer as ArrayBuffer & { transfer(n: number): ArrayBuffer }).transfer(0);
+const release = (block: Buffer) =>
+  (block.buffer as ArrayBuffer & { transfer(n: number): ArrayBuffer }).transfer(0);
 
 /** Something to wait for: the next event of the workers (a frame sealed, a failure). */
 function events() {

@@ -31,7 +31,8 @@ function sealWorkerMain(makeSealer: typeof ageStreamSealer): void {
 
   /** Frees a buffer's memory now (detaching it), not at some later garbage collection. */
   function release(bytes: Buffer): void {
-    if (bytes.byteLength >= 64 * 1024) (bytes.buffer as ArrayBuffer & { transfer(n: number): ArrayBuffer }).transfer(0);
+    if (bytes.byteLength >= 64 * 1024)
+      (bytes.buffer as ArrayBuffer & { transfer(n: number): ArrayBuffer }).transfer(0);
   }
 
   function advance(): void {
