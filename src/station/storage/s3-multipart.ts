@@ -1,5 +1,12 @@
 import { PassThrough, type Readable } from 'node:stream';
-import { type S3Client, UploadPartCommand } from '@aws-sdk/client-s3';
+import {
+  DeleteObjectsCommand,
+  GetObjectCommand,
+  ListObjectsV2Command,
+  PutObjectCommand,
+  type S3Client,
+  UploadPartCommand,
+} from '@aws-sdk/client-s3';
 import { AppError, badRequest, conflict, payloadTooLarge } from '../../core/errors.ts';
 import { ResumableSha256 } from './resumable-sha256.ts';
 
@@ -12,14 +19,20 @@ const MAX_PART_BYTES = 5 * 1024 * MIB;
 /**
  * What the database keeps of an upload staged in the bucket (the session's `state`): the
  * multipart upload, its part size, the ETag of each part held (part n covers bytes
- * [(n-1)·partSize, n·partSize), the last one ends at the archive size) and the SHA-256 state
- * after the last of them, so that any Station continues the hash.
+ * [(n-1)·partSize, n·partSize), the last one ends at the archive size), the bytes of the next
+ * part received so far (kept in a tail object until the part is whole: clients may send
+ * chunks smaller than a part), and the SHA-256 state after all of them, so any Station
+ * continues the upload and its hash.
  */
 export interface MultipartState {
   key: string;
   multipartId: string;
   partSize: number;
   etags: string[];
+  /** Bytes of part `etags.length + 1` held in its tail object. */
+  tail: number;
+  /** Some tail object was written (they are removed when the upload completes). */
+  tailed?: boolean;
   hash: string;
 }
 
@@ -30,6 +43,10 @@ export function partSizeFor(archiveSizeBytes: number): number {
     );
   }
   return Math.max(MIN_PART_BYTES, Math.ceil(archiveSizeBytes / MAX_PARTS / MIB) * MIB);
+}
+
+export function newState(key: string, multipartId: string, partSize: number): MultipartState {
+  return { key, multipartId, partSize, etags: [], tail: 0, hash: new ResumableSha256().save() };
 }
 
 export function parseState(state: string | null): MultipartState {
@@ -44,17 +61,29 @@ export function parseState(state: string | null): MultipartState {
       'the upload has no multipart upload in the bucket (its staging state is missing)',
     );
   }
-  return parsed as MultipartState;
+  return { ...parsed, tail: parsed.tail ?? 0 } as MultipartState;
 }
 
 export function stagedBytesOf(state: MultipartState, sizeBytes: number): number {
-  return Math.min(state.etags.length * state.partSize, sizeBytes);
+  return Math.min(state.etags.length * state.partSize + state.tail, sizeBytes);
 }
-
-export const newHashState = (): string => new ResumableSha256().save();
 
 export function sha256Of(state: MultipartState): string {
   return ResumableSha256.resume(state.hash).digest();
+}
+
+/** Where the tail objects of a multipart upload live (never a snapshot key: '.' starts it). */
+export function tailFolder(prefix: string, multipartId: string): string {
+  return `${prefix}.staging/${encodeURIComponent(multipartId)}/`;
+}
+
+/** Removes the tail objects of a multipart upload (after complete or abort). */
+export async function removeTails(client: S3Client, Bucket: string, prefix: string, multipartId: string) {
+  const Prefix = tailFolder(prefix, multipartId);
+  const page = await client.send(new ListObjectsV2Command({ Bucket, Prefix }));
+  const Objects = (page.Contents ?? []).flatMap((o) => (o.Key ? [{ Key: o.Key }] : []));
+  if (Objects.length > 0)
+    await client.send(new DeleteObjectsCommand({ Bucket, Delete: { Objects, Quiet: true } }));
 }
 
 /** An error of the body stream (the client), as opposed to the bucket's. */
@@ -63,27 +92,30 @@ class BodyFailed extends Error {}
 /** One part on its way to the bucket: bytes are written to `pass` as they arrive. */
 interface PartInFlight {
   pass: PassThrough;
-  length: number;
-  fed: number;
   abort: AbortController;
   /** The part's ETag, or why the bucket did not take it (never rejects). */
   done: Promise<string | Error>;
 }
 
+const storeFailed = (what: string, cause: Error) =>
+  new AppError(503, `the object store did not take ${what} (${cause.name})`, { cause });
+
 /**
- * Appends `body` at `offset` as parts of exactly `partSize` (the last may be shorter, ending at
- * `sizeBytes`). Each part streams to the bucket while its bytes arrive and are hashed, so
- * nothing is held in memory beyond the stream buffers. Only whole parts count: a part the body
- * does not finish is aborted. A failing body keeps the parts sent before it (the result says
- * so); a body longer than the archive keeps nothing (400); a bucket failure rejects (503).
+ * Appends `body` at `offset`. Bytes are cut into parts of exactly `partSize` (the last ends at
+ * `sizeBytes`); a part streams to the bucket while its bytes arrive and are hashed, with a copy
+ * of it in memory (at most one part). When the body ends inside a part, that part is not sent:
+ * its bytes so far go to the part's tail object, and the next append sends the tail first.
+ * A failing body keeps what arrived; a body longer than the archive keeps nothing (400); a
+ * bucket failure rejects (503).
  */
 export async function appendParts(
   client: S3Client,
-  bucket: string,
+  where: { bucket: string; prefix: string },
   upload: { sizeBytes: number; state: string | null },
   offset: number,
   body: Readable,
 ): Promise<{ state: MultipartState; stagedBytes: number; keptBytes: number }> {
+  const Bucket = where.bucket;
   let kept = parseState(upload.state);
   const staged = stagedBytesOf(kept, upload.sizeBytes);
   if (offset !== staged) {
@@ -94,26 +126,47 @@ export async function appendParts(
     });
   }
   const hasher = ResumableSha256.resume(kept.hash);
-  let partStart = staged;
+  const partNumber = () => kept.etags.length + 1;
+  const partStart = () => kept.etags.length * kept.partSize;
+  const partLength = () => Math.min(kept.partSize, upload.sizeBytes - partStart());
+  const tailKey = () => `${tailFolder(where.prefix, kept.multipartId)}${partNumber()}`;
+  let buffer: Buffer | null = null;
+  /** Bytes of the current part in `buffer` (the tail's first). */
+  let fill = 0;
   let part: PartInFlight | null = null;
 
+  const loadTail = async (): Promise<Buffer> => {
+    const room = Buffer.allocUnsafe(partLength());
+    if (kept.tail > 0) {
+      const answer = await client.send(
+        new GetObjectCommand({ Bucket, Key: tailKey(), Range: `bytes=0-${kept.tail - 1}` }),
+      );
+      let at = 0;
+      for await (const chunk of answer.Body as Readable) at += (chunk as Buffer).copy(room, at);
+      if (at !== kept.tail)
+        throw new AppError(500, `the tail of part ${partNumber()} holds ${at} of ${kept.tail} bytes`);
+    }
+    fill = kept.tail;
+    return room;
+  };
+
   const openPart = (): PartInFlight => {
-    const length = Math.min(kept.partSize, upload.sizeBytes - partStart);
     const pass = new PassThrough({ highWaterMark: MIB });
     const abort = new AbortController();
     const command = new UploadPartCommand({
-      Bucket: bucket,
+      Bucket,
       Key: kept.key,
       UploadId: kept.multipartId,
-      PartNumber: kept.etags.length + 1,
+      PartNumber: partNumber(),
       Body: pass,
-      ContentLength: length,
+      ContentLength: partLength(),
     });
     const done = client.send(command, { abortSignal: abort.signal }).then(
       (answer) => answer.ETag ?? new Error('the bucket answered no ETag'),
       (error: unknown) => (error instanceof Error ? error : new Error(String(error))),
     );
-    return { pass, length, fed: 0, abort, done };
+    if (buffer && fill > 0) pass.write(buffer.subarray(0, fill));
+    return { pass, abort, done };
   };
 
   const feed = async (target: PartInFlight, data: Buffer) => {
@@ -128,49 +181,68 @@ export async function appendParts(
     });
   };
 
-  const finishPart = async (done: PartInFlight) => {
-    done.pass.end();
-    const etag = await done.done;
-    if (etag instanceof Error) {
-      throw new AppError(503, `the object store did not take part ${kept.etags.length + 1} (${etag.name})`, {
-        cause: etag,
-      });
-    }
-    kept = { ...kept, etags: [...kept.etags, etag], hash: hasher.save() };
-    partStart += done.length;
+  const finishPart = async (sent: PartInFlight) => {
+    sent.pass.end();
+    const etag = await sent.done;
+    if (etag instanceof Error) throw storeFailed(`part ${partNumber()}`, etag);
+    kept = { ...kept, etags: [...kept.etags, etag], tail: 0, hash: hasher.save() };
+    fill = 0;
+    buffer = null;
+  };
+
+  /** Keeps the bytes of an unfinished part in its tail object. */
+  const saveTail = async () => {
+    if (!buffer || fill <= kept.tail) return;
+    const Body = buffer.subarray(0, fill);
+    await client.send(new PutObjectCommand({ Bucket, Key: tailKey(), Body, ContentLength: fill }));
+    kept = { ...kept, tail: fill, tailed: true, hash: hasher.save() };
   };
 
   try {
     for await (const piece of chunksOf(body)) {
       let data = piece;
       while (data.length > 0) {
-        if (partStart >= upload.sizeBytes)
+        if (partStart() + fill >= upload.sizeBytes) {
           throw badRequest(`the body runs past archive_size_bytes (${upload.sizeBytes})`);
+        }
+        buffer ??= await loadTail();
         part ??= openPart();
-        const take = data.length <= part.length - part.fed ? data : data.subarray(0, part.length - part.fed);
+        const room = buffer.length - fill;
+        const take = data.length <= room ? data : data.subarray(0, room);
         hasher.update(take);
-        part.fed += take.length;
+        take.copy(buffer, fill);
+        fill += take.length;
         data = data.subarray(take.length);
         await feed(part, take);
-        if (part.fed === part.length) {
-          const full = part;
+        if (fill === buffer.length) {
+          const sent = part;
           part = null;
-          await finishPart(full);
+          await finishPart(sent);
         }
       }
     }
   } catch (error) {
-    if (!(error instanceof BodyFailed)) throw error;
-  } finally {
-    // A part the body did not finish is not sent: the bucket never holds a short part.
-    if (part) {
-      part.abort.abort();
-      part.pass.destroy();
-      await part.done;
+    if (!(error instanceof BodyFailed)) {
+      await dropPart(part);
+      throw error instanceof AppError ? error : storeFailed(`part ${partNumber()}`, error as Error);
     }
+  }
+  // The body ended (or failed) inside a part: that part is not sent; its bytes become the tail.
+  await dropPart(part);
+  try {
+    await saveTail();
+  } catch (error) {
+    throw storeFailed(`the tail of part ${partNumber()}`, error as Error);
   }
   const stagedBytes = stagedBytesOf(kept, upload.sizeBytes);
   return { state: kept, stagedBytes, keptBytes: stagedBytes - staged };
+}
+
+async function dropPart(part: PartInFlight | null): Promise<void> {
+  if (!part) return;
+  part.abort.abort();
+  part.pass.destroy();
+  await part.done;
 }
 
 async function* chunksOf(body: Readable): AsyncGenerator<Buffer> {

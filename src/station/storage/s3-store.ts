@@ -14,6 +14,7 @@ import {
   S3Client,
 } from '@aws-sdk/client-s3';
 import { AppError, conflict, notFound } from '../../core/errors.ts';
+import { logger } from '../../core/log.ts';
 import type { S3Config } from '../../core/s3-config.ts';
 import { checkFilename } from './keys.ts';
 import { nameCandidates } from './names.ts';
@@ -21,9 +22,10 @@ import { s3Keys } from './s3-keys.ts';
 import {
   appendParts,
   type MultipartState,
-  newHashState,
+  newState,
   parseState,
   partSizeFor,
+  removeTails,
   sha256Of,
   stagedBytesOf,
 } from './s3-multipart.ts';
@@ -35,6 +37,14 @@ import type {
   StorageHealth,
   StoredFile,
 } from './storage.ts';
+
+const log = logger.child({ mod: 'station/s3' });
+
+function sdkLog(...content: unknown[]): void {
+  const first = content[0] as { commandName?: string; error?: { name?: string } } | string | undefined;
+  if (typeof first === 'string') log.debug({ sdk: first }, 'S3 client');
+  else log.debug({ command: first?.commandName, error: first?.error?.name }, 'S3 client');
+}
 
 export function s3Client(config: S3Config): S3Client {
   return new S3Client({
@@ -52,6 +62,9 @@ export function s3Client(config: S3Config): S3Client {
     // Ceph RGW (and other S3-compatible stores) refuse the SDK's default streaming checksums.
     requestChecksumCalculation: 'WHEN_REQUIRED',
     responseChecksumValidation: 'WHEN_REQUIRED',
+    // The SDK logs every request at info (inputs included) and every answer it counts as an
+    // error (a HEAD's 404 too): the store reports what matters itself, so this is debug only.
+    logger: { debug: () => {}, info: () => {}, warn: sdkLog, error: sdkLog },
   });
 }
 
@@ -77,6 +90,7 @@ const unavailableStore = (what: string, cause: unknown) =>
 export function createS3Store(config: S3Config, client: S3Client = s3Client(config)): SnapshotStorage {
   const Bucket = config.bucket;
   const keys = s3Keys(config.prefix);
+  const where = { bucket: Bucket, prefix: config.prefix };
 
   async function head(key: string): Promise<{ sizeBytes: number; mtimeMs: number } | null> {
     try {
@@ -93,7 +107,7 @@ export function createS3Store(config: S3Config, client: S3Client = s3Client(conf
       new CreateMultipartUploadCommand({ Bucket, Key: key, ContentType: 'application/zstd' }),
     );
     if (!answer.UploadId) throw new Error(`the bucket answered no UploadId for ${key}`);
-    return { key, multipartId: answer.UploadId, partSize, etags: [], hash: await newHashState() };
+    return newState(key, answer.UploadId, partSize);
   }
 
   async function abort(key: string, multipartId: string): Promise<void> {
@@ -102,6 +116,7 @@ export function createS3Store(config: S3Config, client: S3Client = s3Client(conf
     } catch (error) {
       if (!isMissing(error)) throw error;
     }
+    await removeTails(client, Bucket, config.prefix, multipartId);
   }
 
   /** The first of `preferred`, `-2`, `-3`, … that holds no object. */
@@ -135,6 +150,7 @@ export function createS3Store(config: S3Config, client: S3Client = s3Client(conf
       const there = isMissing(error) ? await head(state.key) : null;
       if (there?.sizeBytes !== sizeBytes) throw error;
     }
+    if (state.tailed) await removeTails(client, Bucket, config.prefix, state.multipartId);
   }
 
   function storedAs(key: string, stats: { sizeBytes: number; mtimeMs: number }): StoredFile {
@@ -185,7 +201,7 @@ export function createS3Store(config: S3Config, client: S3Client = s3Client(conf
     },
 
     async append(upload, offset, body) {
-      const result = await appendParts(client, Bucket, upload, offset, body);
+      const result = await appendParts(client, where, upload, offset, body);
       return {
         stagedBytes: result.stagedBytes,
         keptBytes: result.keptBytes,
@@ -227,13 +243,7 @@ export function createS3Store(config: S3Config, client: S3Client = s3Client(conf
         );
         for (const item of page.Uploads ?? []) {
           if (!item.Key || !item.UploadId) continue;
-          const state: MultipartState = {
-            key: item.Key,
-            multipartId: item.UploadId,
-            partSize: 0,
-            etags: [],
-            hash: '',
-          };
+          const state = newState(item.Key, item.UploadId, 0);
           yield {
             uploadId: null,
             target: keys.parse(item.Key),
@@ -313,7 +323,7 @@ export function createS3Store(config: S3Config, client: S3Client = s3Client(conf
       const opened = await openMultipart(Key, partSizeFor(sizeBytes));
       try {
         const upload = { sizeBytes, state: JSON.stringify(opened) };
-        const appended = await appendParts(client, Bucket, upload, 0, body);
+        const appended = await appendParts(client, where, upload, 0, body);
         if (appended.stagedBytes !== sizeBytes) {
           throw new AppError(400, `the body ended after ${appended.stagedBytes} of ${sizeBytes} bytes`);
         }
