@@ -83,8 +83,8 @@ function assertLimited(reply: LoginReply, about?: RegExp): void {
 }
 
 /**
- * `usernameCeiling` also runs the 100-failures-per-username test: 100 scrypt checks, and the
- * limiter does not depend on the database, so one role runs it.
+ * `usernameCeiling` also runs the 100-failures-per-username test: 100 scrypt checks, so it runs
+ * once per kind of counter: the Scout's (memory) and the PostgreSQL Station's (database).
  */
 export function signInLimitSuite(
   label: string,
@@ -155,7 +155,9 @@ export function signInLimitSuite(
     });
 
     test('one username has a higher ceiling across all addresses (100 per 15 minutes)', {
-      skip: options.usernameCeiling ? false : 'run on the Scout only (the limiter does not use the database)',
+      skip: options.usernameCeiling
+        ? false
+        : 'run on the Scout and the PostgreSQL Station (one of each counter)',
     }, async () => {
       // 10 addresses × 10 failures for the same (new) username: 100 checked, none more.
       const addresses = Array.from({ length: 11 }, (_, i) => `127.0.1.${i + 1}`);
