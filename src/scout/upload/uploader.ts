@@ -1,7 +1,7 @@
 import { access } from 'node:fs/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { logger } from '../../core/log.ts';
-import type { InitiateRequest } from '../../shared/protocol/uploads.ts';
+import type { InitiateRequest, ResumeDetail } from '../../shared/protocol/uploads.ts';
 import { type FinalizeReply, type StationClient, StationError } from './station-client.ts';
 
 const log = logger.child({ mod: 'scout/upload' });
@@ -86,9 +86,8 @@ export async function uploadStaged(options: {
         try {
           offset = (await client.chunk(started.upload_id, staged.file, offset, length, signal)).next_offset;
         } catch (error) {
-          const next = (error as StationError).detail as { status?: string; next_offset?: number } | null;
-          if (error instanceof StationError && error.status === 409 && next?.status === 'offset_mismatch') {
-            offset = next.next_offset ?? 0;
+          if (error instanceof StationError && error.code === 'offset_mismatch') {
+            offset = (error.detail as ResumeDetail).next_offset;
             continue;
           }
           throw error;
@@ -104,8 +103,7 @@ export async function uploadStaged(options: {
     } catch (error) {
       if (signal?.aborted) throw signal.reason;
       if (!(error instanceof StationError)) throw error;
-      const detail = error.detail as { status?: string } | null;
-      if (error.status === 409 && detail?.status === 'checksum_mismatch' && restarts === 0) {
+      if (error.code === 'checksum_mismatch' && restarts === 0) {
         restarts += 1;
         log.warn({ job: target.jobName }, 'Station saw a checksum mismatch; sending the archive again');
         continue;
