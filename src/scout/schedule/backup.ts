@@ -112,7 +112,7 @@ export function createBackup(deps: {
       }
       staged ??= await stage(job, entries, fingerprint, ctx);
       const settings = await deps.settings.read();
-      const refuse = async (message: string, attention = false, code: ErrorCode = 'conflict') => {
+      const refuse = async (message: string, attention: boolean, code: ErrorCode) => {
         if (attention) needsAttention.add(job.relative_path);
         await deps.states.update(job.relative_path, name, {
           lastStatus: 'failed',
