@@ -9,7 +9,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { seedPgliteCluster } from './pglite-template.ts';
 
@@ -164,6 +164,10 @@ async function launch(
       // Scheduled cycles would race the tests' own run-now (the default fires every hour):
       // schedule them for a leap day's midnight; tests that test the scheduler set their own.
       ...(role === 'scout' ? { SCAN_ROOT: join(options.dataDir, 'scan'), CRON_SCHEDULE: '0 0 29 2 *' } : {}),
+      // TEST_STORAGE_URL=s3://bucket runs every Station on S3, each in its own prefix (its data dir's name).
+      ...(role === 'station' && process.env.TEST_STORAGE_URL
+        ? { STORAGE_URL: `${process.env.TEST_STORAGE_URL}/${basename(options.dataDir)}` }
+        : {}),
       ...options.env,
     },
     stdio: ['ignore', 'pipe', 'pipe'],
