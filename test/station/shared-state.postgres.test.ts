@@ -144,6 +144,12 @@ describe(LABEL, { skip }, () => {
       assert.equal(fresh.count, 1);
       await counter.takeBack('k', fresh.windowEnd - 1);
       assert.equal((await counter.add('k', 300)).count, 2, 'a take-back for another window changes nothing');
+      // Ended windows are pruned; live ones stay.
+      await counter.add('long', 60_000);
+      await new Promise((r) => setTimeout(r, 350));
+      assert.equal(await counter.prune(), 1);
+      assert.equal((await counter.add('long', 60_000)).count, 2);
+      assert.equal((await counter.add('k', 300)).count, 1);
     });
   });
 
@@ -178,6 +184,26 @@ describe(LABEL, { skip }, () => {
         ran: true,
         value: 'swept by b',
       });
+    });
+
+    test('a job that fails releases its lease and its error reaches the caller', async () => {
+      const [a, b] = await stationsOn('leases_failure', 2);
+      assert.ok(a && b);
+      const leaseA = createLeases(a.stationDb, 'station-a');
+      await assert.rejects(
+        leaseA.exclusive('upload-sweep', async () => {
+          throw new Error('bucket unreachable');
+        }),
+        /bucket unreachable/,
+      );
+      assert.equal(await leaseA.holderOf('upload-sweep'), null);
+      assert.deepEqual(
+        await createLeases(b.stationDb, 'station-b').exclusive('upload-sweep', async () => 2),
+        {
+          ran: true,
+          value: 2,
+        },
+      );
     });
 
     test('only one of many Stations racing for a free lease gets it', async () => {

@@ -14,18 +14,27 @@ const PRUNE_EVERY_MS = 10 * 60 * 1000;
  * atomic upsert: the row's window continues, or a new one starts when it has ended.
  * Ended windows are deleted every ten minutes by whichever Station counts next.
  */
-export function createRateWindows(db: StationDb): WindowCounter {
+export function createRateWindows(db: StationDb): WindowCounter & { prune(): Promise<number> } {
   let lastPrune = 0;
 
-  function prune(now: number): void {
+  /** Deletes the windows that have ended; returns how many. */
+  async function prune(): Promise<number> {
+    const gone = await db
+      .delete(rateWindows)
+      .where(lt(rateWindows.windowEnd, clock.now()))
+      .returning({ key: rateWindows.key });
+    return gone.length;
+  }
+
+  function pruneIfDue(now: number): void {
     if (now - lastPrune < PRUNE_EVERY_MS) return;
     lastPrune = now;
-    db.delete(rateWindows)
-      .where(lt(rateWindows.windowEnd, now))
-      .catch((err: unknown) => log.warn({ err }, 'pruning rate-limit windows failed'));
+    prune().catch((err: unknown) => log.warn({ err }, 'pruning rate-limit windows failed'));
   }
 
   return {
+    prune,
+
     async add(key, windowMs, delta = 1) {
       const now = clock.now();
       const ended = sql`${rateWindows.windowEnd} <= ${now}`;
@@ -41,7 +50,7 @@ export function createRateWindows(db: StationDb): WindowCounter {
           },
         })
         .returning({ count: rateWindows.count, windowEnd: rateWindows.windowEnd });
-      prune(now);
+      pruneIfDue(now);
       if (!row) throw new Error('rate-limit window upsert returned no row');
       return { count: row.count, windowEnd: row.windowEnd };
     },
