@@ -29,10 +29,7 @@ export function healthRoutes(station: StationServices) {
   const app = new Hono<AppEnv>();
 
   app.get('/health', async (c) => {
-    const [storage, dbProblem] = await Promise.all([
-      station.store.health(),
-      databaseProblem(station),
-    ]);
+    const [storage, dbProblem] = await Promise.all([station.store.health(), databaseProblem(station)]);
     const ok = storage.writable && dbProblem === null;
     return c.json(
       {
@@ -40,7 +37,9 @@ export function healthRoutes(station: StationServices) {
         storage,
         database: { kind: station.storage.kind, ok: dbProblem === null },
         max_upload_bytes: station.config.maxUploadBytes,
-        ...(ok ? {} : { detail: dbProblem ?? storage.problem ?? 'storage is not writable', code: 'unavailable' }),
+        ...(ok
+          ? {}
+          : { detail: dbProblem ?? storage.problem ?? 'storage is not writable', code: 'unavailable' }),
       },
       ok ? 200 : 503,
     );
