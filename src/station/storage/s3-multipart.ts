@@ -135,8 +135,11 @@ export async function appendParts(
   let fill = 0;
   let part: PartInFlight | null = null;
 
+  /** One part's memory for the whole call: a part is sent (and done with) before the next. */
+  let memory: Buffer | null = null;
   const loadTail = async (): Promise<Buffer> => {
-    const room = Buffer.allocUnsafe(partLength());
+    memory ??= Buffer.allocUnsafe(kept.partSize);
+    const room = memory.subarray(0, partLength());
     if (kept.tail > 0) {
       const answer = await client.send(
         new GetObjectCommand({ Bucket, Key: tailKey(), Range: `bytes=0-${kept.tail - 1}` }),
