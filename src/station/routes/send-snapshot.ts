@@ -1,6 +1,11 @@
+import { type FileHandle, open } from 'node:fs/promises';
+import type { ServerResponse } from 'node:http';
 import { Readable } from 'node:stream';
 import type { Context } from 'hono';
+import { notFound } from '../../core/errors.ts';
+import type { AppEnv } from '../../core/http/app-env.ts';
 import type { SnapshotKey, SnapshotStorage } from '../storage/storage.ts';
+import { writeFileRange, writeStream } from './write-download.ts';
 
 /** Parses one `bytes=` range; null when absent, 'invalid' when unsatisfiable. */
 export function parseRange(
@@ -25,36 +30,86 @@ export function parseRange(
   return { start, end };
 }
 
-/** Streams a stored snapshot as octet-stream, with HTTP Range support so downloads can resume. */
+type Span = { start: number; end: number };
+
+/** Node's response when Node's http server serves the request (not Hono's app.request). */
+const nodeResponse = (c: Context<AppEnv>): ServerResponse | undefined =>
+  (c.env as { outgoing?: ServerResponse } | undefined)?.outgoing;
+
+/** The snapshot's file, opened before anything is sent so that a vanished file is a 404. */
+async function openLocal(path: string, key: SnapshotKey): Promise<FileHandle> {
+  try {
+    return await open(path, 'r');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') {
+      throw notFound(`snapshot ${key.filename} is no longer stored`);
+    }
+    throw error;
+  }
+}
+
+/**
+ * Writes the answer straight into Node's response: from the disk store's file with two reused
+ * buffers, from another store's stream with backpressure. A client that goes away ends it.
+ */
+async function writeDirect(
+  c: Context<AppEnv>,
+  out: ServerResponse,
+  store: SnapshotStorage,
+  key: SnapshotKey,
+  answer: { status: number; headers: Record<string, string>; span: Span; range: Span | undefined },
+): Promise<Response> {
+  const path = store.localPath?.(key);
+  const file = path ? await openLocal(path, key) : undefined;
+  const stream = file ? undefined : await store.read(key, answer.range);
+  try {
+    out.writeHead(answer.status, {
+      ...Object.fromEntries(c.res.headers),
+      ...answer.headers,
+      'X-Request-Id': c.get('requestId'),
+    });
+    if (c.req.raw.method !== 'HEAD') {
+      if (file) await writeFileRange(out, file, answer.span.start, answer.span.end);
+      else if (stream) await writeStream(out, stream);
+    }
+    out.end();
+  } catch (error) {
+    out.destroy();
+    c.get('log')?.info({ err: error, filename: key.filename }, 'download ended before its last byte');
+  } finally {
+    await file?.close();
+    stream?.destroy();
+  }
+  // Tells @hono/node-server that the answer has been sent already.
+  return new Response(null, { status: answer.status, headers: { 'x-hono-already-sent': 'true' } });
+}
+
+/** Sends a stored snapshot as octet-stream, with HTTP Range support so downloads can resume. */
 export async function sendSnapshot(
-  c: Context,
+  c: Context<AppEnv>,
   store: SnapshotStorage,
   located: { key: SnapshotKey; sizeBytes: number },
 ): Promise<Response> {
   const { key, sizeBytes } = located;
-  const headers: Record<string, string> = {
-    'Content-Type': 'application/octet-stream',
-    'Accept-Ranges': 'bytes',
-    'Content-Disposition': `attachment; filename="${key.filename}"`,
-    'X-Relay-Snapshot-Filename': key.filename,
-    'X-Content-Type-Options': 'nosniff',
-  };
   const range = parseRange(c.req.header('range'), sizeBytes);
   if (range === 'invalid') {
     return c.json({ detail: `range not satisfiable for ${sizeBytes} bytes` }, 416, {
       'Content-Range': `bytes */${sizeBytes}`,
     });
   }
+  const span = range ?? { start: 0, end: sizeBytes - 1 };
+  const status = range ? 206 : 200;
+  const headers: Record<string, string> = {
+    'Content-Type': 'application/octet-stream',
+    'Accept-Ranges': 'bytes',
+    'Content-Disposition': `attachment; filename="${key.filename}"`,
+    'X-Relay-Snapshot-Filename': key.filename,
+    'X-Content-Type-Options': 'nosniff',
+    'Content-Length': String(span.end - span.start + 1),
+    ...(range ? { 'Content-Range': `bytes ${range.start}-${range.end}/${sizeBytes}` } : {}),
+  };
+  const out = nodeResponse(c);
+  if (out) return writeDirect(c, out, store, key, { status, headers, span, range: range ?? undefined });
   const body = Readable.toWeb(await store.read(key, range ?? undefined)) as ReadableStream;
-  if (!range) {
-    return new Response(body, { status: 200, headers: { ...headers, 'Content-Length': String(sizeBytes) } });
-  }
-  return new Response(body, {
-    status: 206,
-    headers: {
-      ...headers,
-      'Content-Length': String(range.end - range.start + 1),
-      'Content-Range': `bytes ${range.start}-${range.end}/${sizeBytes}`,
-    },
-  });
+  return new Response(body, { status, headers });
 }

@@ -128,6 +128,11 @@ export interface SnapshotStorage {
   exists(key: SnapshotKey): Promise<boolean>;
   /** The bytes of a snapshot, optionally a Range [start, end] inclusive. */
   read(key: SnapshotKey, range?: { start: number; end: number }): Promise<Readable>;
+  /**
+   * The snapshot's file on this machine, for downloads that read it with their own reused
+   * buffers (several times faster than a stream of fresh buffers); only the disk store has it.
+   */
+  localPath?(key: SnapshotKey): string;
   remove(key: SnapshotKey): Promise<boolean>;
   removeInstance(scoutId: string, instanceId: string): Promise<void>;
   /** Every stored snapshot (the instance layout); leftovers of interrupted commits are cleaned. */
