@@ -222,7 +222,8 @@ export function createS3Store(config: S3Config, client: S3Client = s3Client(conf
     async abortStaging(area: StagingArea) {
       if (area.state === null) return;
       const state = parseState(area.state);
-      await abort(state.key, state.multipartId);
+      if (state.key === '') await removeTails(client, Bucket, config.prefix, state.multipartId);
+      else await abort(state.key, state.multipartId);
     },
 
     async complete(upload) {
@@ -235,6 +236,7 @@ export function createS3Store(config: S3Config, client: S3Client = s3Client(conf
     },
 
     async *listStaging() {
+      const open = new Set<string>();
       let KeyMarker: string | undefined;
       let UploadIdMarker: string | undefined;
       do {
@@ -243,6 +245,7 @@ export function createS3Store(config: S3Config, client: S3Client = s3Client(conf
         );
         for (const item of page.Uploads ?? []) {
           if (!item.Key || !item.UploadId) continue;
+          open.add(item.UploadId);
           const state = newState(item.Key, item.UploadId, 0);
           yield {
             uploadId: null,
@@ -254,6 +257,17 @@ export function createS3Store(config: S3Config, client: S3Client = s3Client(conf
         KeyMarker = page.IsTruncated ? page.NextKeyMarker : undefined;
         UploadIdMarker = page.IsTruncated ? page.NextUploadIdMarker : undefined;
       } while (KeyMarker !== undefined);
+      // Tail objects of a multipart upload that is gone (a Station stopped between the two).
+      const tails = new Map<string, number>();
+      for await (const object of listKeys(client, Bucket, `${keys.prefix}.staging/`)) {
+        const id = decodeURIComponent(
+          object.key.slice(keys.prefix.length + '.staging/'.length).split('/')[0] ?? '',
+        );
+        if (!open.has(id)) tails.set(id, Math.max(tails.get(id) ?? 0, object.mtimeMs));
+      }
+      for (const [id, latest] of tails) {
+        yield { uploadId: null, target: null, state: JSON.stringify(newState('', id, 0)), startedMs: latest };
+      }
     },
 
     stat: (key) => head(keys.keyOf(key)),
