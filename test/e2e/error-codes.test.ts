@@ -50,6 +50,11 @@ describe('error codes', () => {
   test('defaults by status: no route, no token, a bad field', async () => {
     expectError(await stationAdmin.get('/api/no-such-route'), 404, 'not_found');
     expectError(await call(station.url, 'POST', '/backup/uploads/initiate', '', {}), 401, 'unauthorized');
+    expectError(
+      await call(station.url, 'POST', '/backup/uploads/initiate', 'not-a-token', {}),
+      401,
+      'token_rejected',
+    );
     const bad = await initiate(station.url, token, archiveMeta(Buffer.from('x'), { fingerprint: 'XYZ' }));
     expectError(bad, 400, 'bad_request');
     assert.match(bad.body.detail, /fingerprint/);
