@@ -299,7 +299,9 @@ describe('the backup cycle against a Station client that answers like the protoc
 
   test('a rejected token fails the job with code token_rejected, keeps the archive and asks for attention', async () => {
     change();
-    station.faults.initiate.push(() => refusal(401, 'token_rejected', 'Station token expired; mint a new one'));
+    station.faults.initiate.push(() =>
+      refusal(401, 'token_rejected', 'Station token expired; mint a new one'),
+    );
     await backup.cycle('run_now', ctx());
     const s = await state();
     assert.equal(s.last_status, 'failed');
