@@ -1,176 +1,166 @@
 /**
- * Scout benchmark: backs up a generated dataset (text, incompressible binary, thousands of
- * small files) through a real Station on loopback and prints source MiB/s and the Scout's
- * peak RSS next to `tar -cf - | zstd -3 -T0 | age -r` on the same data.
- * BENCH_GIB sets the dataset size (default 1).
+ * Scout benchmark (issue #14): one run, one table. On a generated dataset of the issue's shape
+ * (bench/scout-dataset.ts; BENCH_GIB, default 1) it measures side by side
+ *   - the pipeline: `tar -cf - | zstd -3 -T0 | age -r` into a file, and
+ *     `age -d | zstd -d | tar -x` back;
+ *   - restic (`restic init` + first `restic backup`, and `restic restore`), when installed;
+ *   - backupd: run-now through a Station on loopback until stored, then `backupd scout restore`
+ *     from that Station, and the Scout's own restore (POST /api/recovery/restore);
+ * with wall time, CPU seconds, peak RSS, and the Scout's idle RSS after five consecutive
+ * backups. Ratios are against the pipeline (higher is better for speed).
  */
-import { execFileSync } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
-import { createWriteStream, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { execFileSync, spawnSync } from 'node:child_process';
+import {
+  appendFileSync,
+  existsSync,
+  mkdirSync,
+  rmSync,
+  statSync,
+  truncateSync,
+  utimesSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Readable } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
-import { adminClient } from '../test/helpers/http.ts';
-import { startServer } from '../test/helpers/server.ts';
+import { adminClient, type Client } from '../test/helpers/http.ts';
+import { startServer, type TestServer } from '../test/helpers/server.ts';
+import { cpuSeconds, peakRssMib, rssMib } from './proc-stats.ts';
+import { generateDataset } from './scout-dataset.ts';
 
-const MIB = 1024 * 1024;
 const gib = Number(process.env.BENCH_GIB ?? 1);
-const root = join(tmpdir(), `backupd-bench-${gib}g`);
-const data = join(root, 'scan', 'dataset');
+const root = join(tmpdir(), `backupd-bench-scout-${gib}g`);
+const scan = join(root, 'scan');
+const data = join(scan, 'dataset');
 
-function peakRssMb(pid: number): number {
-  const line = readFileSync(`/proc/${pid}/status`, 'utf8')
-    .split('\n')
-    .find((l) => l.startsWith('VmHWM:'));
-  return Math.round(Number(line?.replace(/\D+/g, '') ?? 0) / 1024);
+interface Measure {
+  seconds: number;
+  cpu: number;
+  rssMib: number;
 }
 
-const WORDS =
-  'the quick brown fox jumps over a lazy dog backup station scout archive encrypted snapshot restore key folder file'.split(
-    ' ',
-  );
-
-/** ~45% text, ~45% random binary, ~10% small files: what a home folder looks like to a backup tool. */
-function generate(): void {
-  if (existsSync(join(data, '.complete'))) return;
-  rmSync(root, { recursive: true, force: true });
-  mkdirSync(join(data, 'text'), { recursive: true });
-  mkdirSync(join(data, 'binary'), { recursive: true });
-  const total = gib * 1024 * MIB;
-  const textBlock = Buffer.from(
-    Array.from({ length: 200_000 }, (_, i) => WORDS[(i * 7 + (i >> 3)) % WORDS.length]).join(' '),
-  );
-  for (let done = 0, n = 0; done < total * 0.45; n += 1) {
-    const parts = Array.from({ length: 32 }, (_, k) => textBlock.subarray((k * 977 * (n + 1)) % 100_000));
-    const file = Buffer.concat([...parts, Buffer.from(`file ${n}\n`)]).subarray(0, 32 * MIB);
-    writeFileSync(join(data, 'text', `doc-${n}.txt`), file);
-    done += file.length;
-  }
-  for (let done = 0, n = 0; done < total * 0.45; n += 1) {
-    writeFileSync(join(data, 'binary', `blob-${n}.bin`), randomBytes(64 * MIB));
-    done += 64 * MIB;
-  }
-  const smallCount = Math.round(5000 * gib);
-  for (let i = 0; i < smallCount; i += 1) {
-    const dir = join(data, 'small', `d${i % 50}`, `e${i % 7}`);
-    mkdirSync(dir, { recursive: true });
-    writeFileSync(join(dir, `f${i}.dat`), randomBytes(1024 + ((i * 7919) % 40_000)));
-  }
-  writeFileSync(join(data, '.complete'), '');
-}
-
-function sourceBytes(): number {
-  return Number(execFileSync('du', ['-sb', '--exclude=.complete', data]).toString().split('\t')[0]);
-}
-
-function reference(recipient: string): number {
-  const out = join(root, 'reference.tar.zst');
+/** Runs a shell command under /usr/bin/time: wall, CPU of all its processes, largest peak RSS. */
+function timed(script: string, env: Record<string, string> = {}): Measure {
+  const report = join(root, 'time.txt');
   const t = performance.now();
-  execFileSync('sh', [
-    '-c',
-    'tar -cf - -C "$1" . | zstd -3 -T0 -q | age -r "$2" > "$3"',
-    'sh',
-    data,
-    recipient,
-    out,
-  ]);
+  const run = spawnSync('/usr/bin/time', ['-o', report, '-f', '%U %S %M', 'sh', '-c', script], {
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
   const seconds = (performance.now() - t) / 1000;
-  rmSync(out);
-  return seconds;
+  if (run.status !== 0) throw new Error(`${script} failed: ${run.stderr.toString().slice(-500)}`);
+  const [user, sys, kib] = execFileSync('tail', ['-1', report], { encoding: 'utf8' })
+    .trim()
+    .split(' ')
+    .map(Number);
+  return { seconds, cpu: (user ?? 0) + (sys ?? 0), rssMib: (kib ?? 0) / 1024 };
 }
 
-/** `backupd scout restore` (download, decrypt, decompress, extract) next to age -d | zstd -d | tar -x. */
-async function restoreBench(
-  stationUrl: string,
-  token: string,
-  scoutData: string,
-  admin: Awaited<ReturnType<typeof adminClient>>,
-) {
-  const status = (await admin.get('/api/status')).body;
-  const key = (await admin.get('/api/encryption-key')).body;
-  const snapshot = join(root, 'snapshot.tar.zst');
-  const res = await fetch(
-    `${stationUrl}/backup/recovery/${status.scout_id}/${status.scout_instance_id}/dataset/latest`,
-    {
-      headers: { authorization: `Bearer ${token}` },
-    },
-  );
-  if (!res.body) throw new Error(`download failed: ${res.status}`);
-  await pipeline(
-    Readable.fromWeb(res.body as import('node:stream/web').ReadableStream),
-    createWriteStream(snapshot),
-  );
-  writeFileSync(join(root, 'key.txt'), `${key.age_identity}\n`);
-  const refDest = join(root, 'restore-ref');
-  rmSync(refDest, { recursive: true, force: true });
-  mkdirSync(refDest);
-  let t = performance.now();
-  execFileSync('sh', [
-    '-c',
-    'age -d -i "$1" "$2" | zstd -d -q | tar -x -C "$3"',
-    'sh',
-    join(root, 'key.txt'),
-    snapshot,
-    refDest,
-  ]);
-  const reference = (performance.now() - t) / 1000;
-  rmSync(refDest, { recursive: true, force: true });
-  const dest = join(root, 'restore-ours');
-  rmSync(dest, { recursive: true, force: true });
-  t = performance.now();
-  execFileSync(
-    process.execPath,
-    [
-      join(import.meta.dirname, '..', 'dist', 'backupd.mjs'),
-      'scout',
-      'restore',
-      '--data-dir',
-      scoutData,
-      '--job',
-      'dataset',
-      '--dest',
-      dest,
-    ],
-    {
-      stdio: ['ignore', 'ignore', 'inherit'],
-      env: { ...process.env, LOG_LEVEL: 'warn' },
-    },
-  );
-  const seconds = (performance.now() - t) / 1000;
-  rmSync(dest, { recursive: true, force: true });
-  rmSync(snapshot);
-  return { seconds, reference };
+/** The peak RSS counter of a running process starts again from its current RSS. */
+const resetPeak = (pid: number) => writeFileSync(`/proc/${pid}/clear_refs`, '5');
+
+/** A folder for a restore, made where no recent delete slows file creation (ext4 skips recently freed inodes). */
+let restores = 0;
+function restoreDir(name: string): string {
+  restores += 1;
+  const dir = join(root, 'restores', `${name}-${restores}`);
+  mkdirSync(dir, { recursive: true });
+  return dir;
 }
 
-const rssMb = (pid: number) =>
-  Math.round(Number(readFileSync(`/proc/${pid}/status`, 'utf8').match(/VmRSS:\s+(\d+)/)?.[1] ?? 0) / 1024);
+/**
+ * Files equal in content (`diff -r`) and, unless `contentOnly`, in type, mode and mtime
+ * (`find -printf`) — mtimes to the microsecond, the precision the restore keeps.
+ */
+function assertSameTree(copy: string, contentOnly = false): void {
+  // The job's marker (.upload_dir) is never part of its snapshot.
+  execFileSync('diff', ['-r', '--no-dereference', '-x', '.upload_dir', data, copy]);
+  if (contentOnly) return;
+  const listing = (dir: string) =>
+    new Map(
+      execFileSync(
+        'sh',
+        ['-c', 'cd "$1" && find . -mindepth 1 -not -name .upload_dir -printf "%p %y %m %T@\\n"', 'sh', dir],
+        {
+          encoding: 'utf8',
+          maxBuffer: 256 * 1024 * 1024,
+        },
+      )
+        .trim()
+        .split('\n')
+        .map((line) => {
+          const [mtime = '', mode, type, ...path] = line.split(' ').reverse();
+          return [path.reverse().join(' '), { type, mode, mtime: Number(mtime) }] as const;
+        }),
+    );
+  const want = listing(data);
+  const got = listing(copy);
+  for (const [path, meta] of want) {
+    const other = got.get(path);
+    if (
+      !other ||
+      other.type !== meta.type ||
+      other.mode !== meta.mode ||
+      Math.abs(other.mtime - meta.mtime) > 2e-6
+    ) {
+      throw new Error(`restored ${path} differs: ${JSON.stringify(meta)} → ${JSON.stringify(other)}`);
+    }
+  }
+}
 
-/** A restore drill of the newest snapshot: wall time and the Scout's highest resident memory meanwhile. */
-async function drillBench(admin: Awaited<ReturnType<typeof adminClient>>, pid: number) {
-  const t = performance.now();
-  const queued = await admin.post('/api/drills/run', {});
-  if (queued.body.status !== 'queued') throw new Error(`drill not queued: ${JSON.stringify(queued.body)}`);
-  let maxRss = 0;
+function pipeline(recipient: string, keyFile: string) {
+  const archive = join(root, 'pipeline.tar.zst.age');
+  const backup = timed(`tar -cf - -C "${data}" . | zstd -3 -T0 -q | age -r ${recipient} > "${archive}"`);
+  const dest = restoreDir('pipeline');
+  const restore = timed(`age -d -i "${keyFile}" "${archive}" | zstd -d -q | tar -x -C "${dest}"`);
+  assertSameTree(dest);
+  rmSync(archive);
+  console.error(`pipeline: ${JSON.stringify({ backup, restore })}`);
+  return { backup, restore };
+}
+
+function restic() {
+  if (spawnSync('restic', ['version']).error) return null;
+  const repo = join(root, 'restic-repo');
+  rmSync(repo, { recursive: true, force: true });
+  const env = { RESTIC_PASSWORD: 'bench', RESTIC_REPOSITORY: repo };
+  const backup = timed(`restic init -q && restic backup -q "${data}"`, env);
+  const dest = restoreDir('restic');
+  const restore = timed(`restic restore -q latest --target "${dest}"`, env);
+  assertSameTree(join(dest, data), true);
+  rmSync(repo, { recursive: true, force: true });
+  return { backup, restore };
+}
+
+async function waitIdle(admin: Client): Promise<void> {
   for (;;) {
-    maxRss = Math.max(maxRss, rssMb(pid));
-    if ((await admin.get('/api/status')).body.operation === null) break;
-    await new Promise((r) => setTimeout(r, 100));
+    if ((await admin.get('/api/status')).body.operation === null) return;
+    await new Promise((r) => setTimeout(r, 50));
   }
-  const seconds = (performance.now() - t) / 1000;
-  const drill = (await admin.get('/api/directories')).body.directories[0].state.last_drill;
-  if (drill?.status !== 'ok') throw new Error(`drill failed: ${drill?.error}`);
-  return { seconds, maxRss, rssBefore: rssMb(pid), bytes: drill.bytes as number };
 }
 
-async function ours() {
+/** One run-now until stored: wall, the Scout's CPU seconds and its peak RSS meanwhile. */
+async function backupOnce(admin: Client, scout: TestServer): Promise<Measure> {
+  resetPeak(scout.pid);
+  const cpu = cpuSeconds(scout.pid);
+  const t = performance.now();
+  await admin.post('/api/run-now');
+  await new Promise((r) => setTimeout(r, 50));
+  await waitIdle(admin);
+  const seconds = (performance.now() - t) / 1000;
+  const job = (await admin.get('/api/directories')).body.directories[0];
+  if (job.state.last_status !== 'uploaded')
+    throw new Error(`backup failed: ${job.state.last_status} ${job.state.last_error}`);
+  return { seconds, cpu: cpuSeconds(scout.pid) - cpu, rssMib: peakRssMib(scout.pid) };
+}
+
+async function backupd() {
   const station = await startServer('station', { entry: 'dist', env: { LOG_LEVEL: 'warn' } });
   const scoutData = join(root, 'scout-data');
   rmSync(scoutData, { recursive: true, force: true });
   const scout = await startServer('scout', {
     entry: 'dist',
     dataDir: scoutData,
-    env: { LOG_LEVEL: 'warn', SCAN_ROOT: join(root, 'scan') },
+    env: { LOG_LEVEL: 'warn', SCAN_ROOT: scan },
   });
   try {
     const stationAdmin = await adminClient(station.url);
@@ -178,53 +168,95 @@ async function ours() {
     const admin = await adminClient(scout.url);
     await admin.post('/api/settings', { station_url: station.url, scout_credential: credential });
     await admin.post('/api/directories/save-job', { relative_path: 'dataset', config: {} });
-    const recipient = (await admin.get('/api/encryption-key')).body.age_recipient as string;
+    const key = (await admin.get('/api/encryption-key')).body;
+    const stationCpu = cpuSeconds(station.pid);
+    const backup = await backupOnce(admin, scout);
+    console.error(`backupd backup: ${JSON.stringify(backup)}`);
+    const stationBackup = { cpu: cpuSeconds(station.pid) - stationCpu, rssMib: peakRssMib(station.pid) };
+
+    // `backupd scout restore` from the Station, as a new process.
+    const dest = restoreDir('backupd');
+    const cli = timed(
+      `"${process.execPath}" "${join(import.meta.dirname, '..', 'dist', 'backupd.mjs')}" scout restore --data-dir "${scoutData}" --job dataset --dest "${dest}" > /dev/null`,
+      { LOG_LEVEL: 'warn' },
+    );
+    assertSameTree(dest);
+    console.error(`backupd scout restore: ${JSON.stringify(cli)}`);
+
+    // The Scout's own restore, into the job folder (everything there already: all replaced).
+    resetPeak(scout.pid);
+    const ownCpu = cpuSeconds(scout.pid);
     const t = performance.now();
-    await admin.post('/api/run-now');
-    for (;;) {
-      const status = await admin.get('/api/status');
-      if (process.env.BENCH_TRACE)
-        console.log(
-          status.body.operation?.phase,
-          readFileSync(`/proc/${scout.pid}/status`, 'utf8').match(/VmRSS:\s+(\d+)/)?.[1],
-        );
-      if (status.body.operation === null) break;
-      await new Promise((r) => setTimeout(r, 100));
+    const own = await admin.post('/api/recovery/restore', { relative_path: 'dataset' });
+    if (own.body.status !== 'restored') throw new Error(`Scout restore failed: ${JSON.stringify(own.body)}`);
+    const scoutRestore = {
+      seconds: (performance.now() - t) / 1000,
+      cpu: cpuSeconds(scout.pid) - ownCpu,
+      rssMib: peakRssMib(scout.pid),
+    };
+
+    // Four more backups (one file changed each time, put back after), then the Scout's RSS at rest.
+    const changed = join(data, 'text', 'doc-0.txt');
+    const before = statSync(changed);
+    let peak = backup.rssMib;
+    for (let i = 0; i < 4; i += 1) {
+      appendFileSync(changed, `run ${i}\n`);
+      peak = Math.max(peak, (await backupOnce(admin, scout)).rssMib);
     }
-    const seconds = (performance.now() - t) / 1000;
-    const job = (await admin.get('/api/directories')).body.directories[0];
-    if (job.state.last_status !== 'uploaded') throw new Error(`backup failed: ${job.state.last_error}`);
-    const rss = peakRssMb(scout.pid);
-    const drill = await drillBench(admin, scout.pid);
-    const restore = await restoreBench(station.url, credential, scoutData, admin);
-    return { seconds, rss, stationRss: peakRssMb(station.pid), recipient, restore, drill };
+    truncateSync(changed, before.size);
+    utimesSync(changed, before.atime, before.mtime);
+    await new Promise((r) => setTimeout(r, 3000));
+    const idle = rssMib(scout.pid);
+    return {
+      backup,
+      stationBackup,
+      cli,
+      scoutRestore,
+      peakOfFive: peak,
+      idle,
+      recipient: key.age_recipient as string,
+      identity: key.age_identity as string,
+    };
   } finally {
     await scout.dispose();
     await station.dispose();
   }
 }
 
-generate();
-const bytes = sourceBytes();
-const mib = bytes / MIB;
-const run = await ours();
-const refSeconds = reference(run.recipient);
-const rate = (s: number) => `${(mib / s).toFixed(0)} MiB/s`;
-console.log(`dataset: ${(mib / 1024).toFixed(2)} GiB at ${data}`);
-console.log('| pipeline | time | source throughput | peak RSS |');
-console.log('| --- | --- | --- | --- |');
+generateDataset(data, gib);
+const sourceGib =
+  Number(execFileSync('du', ['-sb', '--exclude=.complete', data]).toString().split('\t')[0]) / 2 ** 30;
+rmSync(join(root, 'restores'), { recursive: true, force: true });
+const ours = await backupd();
+const keyFile = join(root, 'key.txt');
+writeFileSync(keyFile, `${ours.identity}\n`, { mode: 0o600 });
+const tools = pipeline(ours.recipient, keyFile);
+const theirs = restic();
+rmSync(join(root, 'restores'), { recursive: true, force: true });
+
+const s = (m: { seconds: number }) => `${m.seconds.toFixed(1)} s`;
+const ratio = (reference: number, value: number) => `${(reference / value).toFixed(2)}×`;
+const cpuPerGib = (m: Measure) => `${(m.cpu / sourceGib).toFixed(1)} s/GiB`;
+const mibOf = (n: number) => `${Math.round(n)} MiB`;
 console.log(
-  `| tar -cf - \\| zstd -3 -T0 \\| age -r (to a file) | ${refSeconds.toFixed(1)} s | ${rate(refSeconds)} | — |`,
+  `dataset: ${sourceGib.toFixed(2)} GiB at ${data} (BENCH_GIB=${gib}); speed ratios are the pipeline's time ÷ this one's`,
+);
+console.log('| | backup | restore | CPU backup | peak RSS backup / restore | idle RSS after 5 backups |');
+console.log('| --- | --- | --- | --- | --- | --- |');
+console.log(
+  `| tar \\| zstd -3 -T0 \\| age / age -d \\| zstd -d \\| tar -x | ${s(tools.backup)} | ${s(tools.restore)} | ${cpuPerGib(tools.backup)} | ${mibOf(tools.backup.rssMib)} / ${mibOf(tools.restore.rssMib)} | — |`,
+);
+if (theirs) {
+  console.log(
+    `| restic: init + first backup / restore | ${s(theirs.backup)} (${ratio(tools.backup.seconds, theirs.backup.seconds)}) | ${s(theirs.restore)} (${ratio(tools.restore.seconds, theirs.restore.seconds)}) | ${cpuPerGib(theirs.backup)} | ${mibOf(theirs.backup.rssMib)} / ${mibOf(theirs.restore.rssMib)} | — |`,
+  );
+} else {
+  console.log('| restic | not installed (apt-get install restic): column skipped | | | | |');
+}
+console.log(
+  `| backupd: run-now until stored / \`scout restore\` from the Station | ${s(ours.backup)} (${ratio(tools.backup.seconds, ours.backup.seconds)}${theirs ? `; ${ratio(theirs.backup.seconds, ours.backup.seconds)} restic` : ''}) | ${s(ours.cli)} (${ratio(tools.restore.seconds, ours.cli.seconds)}${theirs ? `; ${ratio(theirs.restore.seconds, ours.cli.seconds)} restic` : ''}) | Scout ${cpuPerGib(ours.backup)} (${(ours.backup.cpu / tools.backup.cpu).toFixed(2)}× the pipeline's), Station ${cpuPerGib(ours.stationBackup)} | Scout ${mibOf(ours.backup.rssMib)} (${mibOf(ours.peakOfFive)} over 5 backups) / CLI ${mibOf(ours.cli.rssMib)}; Station ${mibOf(ours.stationBackup.rssMib)} | Scout ${mibOf(ours.idle)} |`,
 );
 console.log(
-  `| backupd run-now: walk, tar, zstd, age, stage, upload to a loopback Station | ${run.seconds.toFixed(1)} s | ${rate(run.seconds)} (${(refSeconds / run.seconds).toFixed(2)}× the reference) | Scout ${run.rss} MiB, Station ${run.stationRss} MiB |`,
+  `| backupd: the Scout's own restore (download, decrypt, replace every file) | — | ${s(ours.scoutRestore)} (${ratio(tools.restore.seconds, ours.scoutRestore.seconds)}) | restore ${cpuPerGib(ours.scoutRestore)} | — / Scout ${mibOf(ours.scoutRestore.rssMib)} | — |`,
 );
-console.log(
-  `| age -d \\| zstd -d \\| tar -x (local snapshot) | ${run.restore.reference.toFixed(1)} s | ${rate(run.restore.reference)} | — |`,
-);
-console.log(
-  `| backupd scout restore (download from the Station, decrypt, decompress, extract) | ${run.restore.seconds.toFixed(1)} s | ${rate(run.restore.seconds)} (${(run.restore.reference / run.restore.seconds).toFixed(2)}× the reference) | — |`,
-);
-console.log(
-  `| backupd restore drill (download, decrypt, decompress, read every entry, check the fingerprint; writes nothing) | ${run.drill.seconds.toFixed(1)} s | ${rate(run.drill.seconds)} | Scout ${run.drill.maxRss} MiB at most during the drill (${run.drill.rssBefore} MiB after) |`,
-);
+if (!existsSync(join(data, '.complete'))) throw new Error('dataset missing after the run');

