@@ -111,13 +111,15 @@ async function checkParents(dest: string, rel: string, known: Set<string>): Prom
   }
 }
 
-/** Temporary names beside the entries: one random tag per restore and a counter (created O_EXCL). */
+/**
+ * Temporary names beside the entries, `.<name>.backupd-<8 hex>`: a random start per restore
+ * counting up (no random bytes drawn per file); created with O_EXCL all the same.
+ */
 function tempNames(): (name: string) => string {
-  const tag = randomBytes(4).toString('hex');
-  let count = 0;
+  let next = randomBytes(4).readUInt32BE(0);
   return (name) => {
-    count += 1;
-    return `.${name}.backupd-${tag}${count.toString(36)}`;
+    next = (next + 1) >>> 0;
+    return `.${name}.backupd-${next.toString(16).padStart(8, '0')}`;
   };
 }
 
