@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import { adminClient } from '../test/helpers/http.ts';
 import { startServer } from '../test/helpers/server.ts';
 import { archiveMeta, call, finalize, initiate } from '../test/helpers/uploads.ts';
+import { cpuSeconds } from './proc-stats.ts';
 
 const MIB = 1024 * 1024;
 const bytes = Number(process.env.BENCH_GIB ?? 1) * 1024 * MIB;
@@ -36,6 +37,7 @@ try {
   const id: string = started.body.upload_id;
   const file = await open(path, 'r');
   const buffer = Buffer.alloc(16 * MIB);
+  const cpu0 = cpuSeconds(station.pid);
   const t0 = performance.now();
   for (let offset = 0; offset < bytes; ) {
     const { bytesRead } = await file.read(buffer, 0, Math.min(buffer.length, bytes - offset), offset);
@@ -51,14 +53,20 @@ try {
   }
   await file.close();
   const t1 = performance.now();
+  const cpu1 = cpuSeconds(station.pid);
   const done = await finalize(station.url, token, id);
   const t2 = performance.now();
+  const cpu2 = cpuSeconds(station.pid);
   if (done.body.status !== 'stored') throw new Error(`finalize: ${JSON.stringify(done.body)}`);
   const mibps = bytes / MIB / ((t1 - t0) / 1000);
+  const seconds = (ms: number) => (ms / 1000).toFixed(2);
   console.log(
-    `upload ${(bytes / MIB).toFixed(0)} MiB: ${((t1 - t0) / 1000).toFixed(2)} s (${mibps.toFixed(0)} MiB/s)`,
+    `upload ${(bytes / MIB).toFixed(0)} MiB: ${seconds(t1 - t0)} s (${mibps.toFixed(0)} MiB/s), Station CPU ${(cpu1 - cpu0).toFixed(2)} s`,
   );
-  console.log(`finalize: ${((t2 - t1) / 1000).toFixed(3)} s`);
+  console.log(`finalize: ${seconds(t2 - t1)} s, Station CPU ${(cpu2 - cpu1).toFixed(2)} s`);
+  console.log(
+    `Station CPU per received GiB (upload + finalize): ${((cpu2 - cpu0) / (bytes / 1024 / MIB)).toFixed(2)} s`,
+  );
 } finally {
   await station.dispose();
   rmSync(work, { recursive: true, force: true });

@@ -1,113 +1,14 @@
 import { createHash, type Hash } from 'node:crypto';
 import { constants, createReadStream } from 'node:fs';
-import { type FileHandle, open, truncate } from 'node:fs/promises';
+import { open, truncate } from 'node:fs/promises';
 import type { Readable } from 'node:stream';
 import { AppError, badRequest } from '../../core/errors.ts';
-
-/** Bytes gathered before one `writev`: few large writes instead of one per socket read. */
-const WRITE_BATCH_BYTES = 4 * 1024 * 1024;
-/** Bytes that waited this long are written without waiting for a full batch. */
-const IDLE_FLUSH_MS = 100;
+import { createWriteBatches } from './write-batches.ts';
 
 /** The SHA-256 of a staged file's first `offset` bytes, kept while the bytes arrive. */
 interface RunningHash {
   hash: Hash;
   offset: number;
-}
-
-/**
- * Gathers a chunk's buffers into batches written with one `writev` each (WRITE_BATCH_BYTES),
- * one batch at a time. Bytes that wait longer than IDLE_FLUSH_MS (the client is slow or has
- * stalled) are written anyway, so what arrived is on disk even if the Station dies next.
- */
-function createBatches(
-  handle: FileHandle,
-  start: number,
-  written: (buffers: Buffer[], position: number) => void,
-) {
-  let position = start;
-  let pending: Buffer[] = [];
-  let pendingBytes = 0;
-  let queue: Promise<void> = Promise.resolve();
-  let failure: unknown = null;
-  let timer: NodeJS.Timeout | null = null;
-
-  async function write(): Promise<void> {
-    if (pendingBytes === 0 || failure !== null) return;
-    const batch = pending;
-    pending = [];
-    pendingBytes = 0;
-    let left = batch;
-    let at = position;
-    while (left.length > 0) {
-      // A short write (the disk filling up) continues until it completes or fails (ENOSPC).
-      const { bytesWritten } = await handle.writev(left, at);
-      at += bytesWritten;
-      left = dropBytes(left, bytesWritten);
-    }
-    position = at;
-    written(batch, position);
-  }
-
-  function enqueue(): Promise<void> {
-    queue = queue.then(write).catch((error: unknown) => {
-      failure ??= error;
-    });
-    return queue;
-  }
-
-  function clearTimer(): void {
-    if (timer) clearTimeout(timer);
-    timer = null;
-  }
-
-  const failed = () => {
-    if (failure !== null) throw failure;
-  };
-
-  return {
-    position: () => position,
-    async push(buffer: Buffer): Promise<void> {
-      failed();
-      pending.push(buffer);
-      pendingBytes += buffer.length;
-      clearTimer();
-      if (pendingBytes >= WRITE_BATCH_BYTES) {
-        await enqueue();
-        failed();
-      } else timer = setTimeout(enqueue, IDLE_FLUSH_MS);
-    },
-    /** Writes what is pending and waits for every write. */
-    async drain(): Promise<void> {
-      clearTimer();
-      await enqueue();
-      failed();
-    },
-    /** Drops what is pending (a refused chunk). */
-    stop(): void {
-      clearTimer();
-      pending = [];
-      pendingBytes = 0;
-    },
-    async settled(): Promise<void> {
-      clearTimer();
-      await queue;
-    },
-  };
-}
-
-/** `buffers` without their first `count` bytes. */
-function dropBytes(buffers: Buffer[], count: number): Buffer[] {
-  const rest: Buffer[] = [];
-  let skip = count;
-  for (const buffer of buffers) {
-    if (skip >= buffer.length) skip -= buffer.length;
-    else {
-      rest.push(skip > 0 ? buffer.subarray(skip) : buffer);
-      skip = 0;
-    }
-  }
-  return rest;
 }
 
 /** SHA-256 of the first `length` bytes of a file (re-hashing after a restart). */
@@ -163,8 +64,8 @@ export function createStagedWriter() {
       const state = await hashAt(id, path, offset);
       const before = state.hash.copy();
       const handle = await open(path, constants.O_RDWR | constants.O_CREAT);
-      const batches = createBatches(handle, offset, (written, at) => {
-        for (const buffer of written) state.hash.update(buffer);
+      const batches = createWriteBatches(handle, offset, (bytes, at) => {
+        state.hash.update(bytes);
         state.offset = at;
       });
       let received = 0;
