@@ -46,6 +46,12 @@ onCeph('storage conformance (S3 on Ceph)', (ceph) => {
       upload = { ...upload, state: first.state };
       assert.equal(first.stagedBytes, 1024 * 1024);
       assert.equal(await tailObjects(), 1);
+      // The caller checks offsets under the upload's lease; the store refuses a wrong one too.
+      await assert.rejects(
+        store.append(upload, 0, Readable.from([data.subarray(0, 10)])),
+        (e: { status?: number; detail?: { next_offset?: number } }) =>
+          e.status === 409 && e.detail?.next_offset === 1024 * 1024,
+      );
       const rest = await store.append(upload, first.stagedBytes, Readable.from([data.subarray(1024 * 1024)]));
       upload = { ...upload, state: rest.state };
       await store.complete(upload);
