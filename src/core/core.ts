@@ -8,8 +8,8 @@ import { createSettingsStore } from './settings/settings-store.ts';
 
 /**
  * The services every role shares, bound to that role's database and cookie. `windows` counts
- * the rate limits: the Station passes its database's counter (several Stations count
- * together), the Scout (one process) keeps them in memory.
+ * the rate limits: a Station on PostgreSQL passes its database's counter (several Stations
+ * count together); the Scout and a Station on PGlite (one process each) keep them in memory.
  */
 export function createCore(role: Role, storage: CoreStorage, windows: WindowCounter = new MemoryWindows()) {
   const accounts = createAccounts(storage.db, storage.tables);

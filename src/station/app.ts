@@ -16,7 +16,7 @@ import { recoveryRoutes } from './routes/recovery.ts';
 import { settingsRoutes } from './routes/settings.ts';
 import { snapshotRoutes } from './routes/snapshots.ts';
 import { uploadRoutes } from './routes/uploads.ts';
-import { createRateWindows } from './services/rate-windows.ts';
+import { stationWindows } from './services/rate-windows.ts';
 import { reconcile } from './services/reconcile.ts';
 import { createStationMetrics } from './services/station-metrics.ts';
 import { createStationServices } from './services.ts';
@@ -30,7 +30,7 @@ const isDownload = (method: string, path: string) => method === 'GET' && path.st
 export async function startStation(config: StationConfig): Promise<RunningRole> {
   const storage = await openStationStorage(config);
   try {
-    const core = createCore('station', storage, createRateWindows(storage.stationDb));
+    const core = createCore('station', storage, stationWindows(storage));
     await core.accounts.ensureInitialAdmin(config.initialAdminPassword);
     const station = createStationServices(config, core, storage);
     await station.store.prepare();

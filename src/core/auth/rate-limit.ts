@@ -45,10 +45,10 @@ export class SlidingWindowLimiter {
 }
 
 /**
- * Fixed-window counters by key, shared by everything that must hold across processes: the
- * Station keeps them in its database (several Stations on one PostgreSQL count together,
- * see station/services/rate-windows.ts); the Scout, one process on SQLite, keeps them in
- * memory (`MemoryWindows`). A window starts with the first event counted under a key and
+ * Fixed-window counters by key, shared by everything that must hold across processes: a
+ * Station on PostgreSQL keeps them in the database (several Stations on one server count
+ * together, see station/services/rate-windows.ts); the Scout and a Station on PGlite, one
+ * process each, keep them in memory (`MemoryWindows`). A window starts with the first event counted under a key and
  * lasts `windowMs`; the next event after it starts a new one.
  */
 export interface WindowCounter {

@@ -1,8 +1,8 @@
 import { and, eq, lt, sql } from 'drizzle-orm';
-import type { WindowCounter } from '../../core/auth/rate-limit.ts';
+import { MemoryWindows, type WindowCounter } from '../../core/auth/rate-limit.ts';
 import { clock } from '../../core/clock.ts';
 import { logger } from '../../core/log.ts';
-import type { StationDb } from '../db/open.ts';
+import type { StationDb, StationStorage } from '../db/open.ts';
 import { rateWindows } from '../db/station-tables.ts';
 
 const log = logger.child({ mod: 'station/rate-windows' });
@@ -62,4 +62,13 @@ export function createRateWindows(db: StationDb): WindowCounter & { prune(): Pro
         .where(and(eq(rateWindows.key, key), eq(rateWindows.windowEnd, windowEnd)));
     },
   };
+}
+
+/**
+ * The Station's rate-limit counter: in PostgreSQL when the Station runs on a server (several
+ * Stations may share it), in memory on PGlite (one process by nature, so nothing is shared;
+ * a write per API request would only cost the NAS time — measured ~1–2.5 ms on PGlite).
+ */
+export function stationWindows(storage: StationStorage): WindowCounter {
+  return storage.kind === 'postgres' ? createRateWindows(storage.stationDb) : new MemoryWindows();
 }
