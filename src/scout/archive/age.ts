@@ -257,7 +257,16 @@ export function createAgeDecrypt(
       }
     } finally {
       // What opened before a failure is still released.
-      if (plains.length > 0) push(plains.length === 1 ? (plains[0] as Buffer) : Buffer.concat(plains));
+      if (plains.length === 1) push(plains[0] as Buffer);
+      else if (plains.length > 1) {
+        push(Buffer.concat(plains));
+        // Copied: free the pieces now rather than at some later garbage collection.
+        for (const plain of plains) {
+          if (plain.byteOffset === 0 && plain.length === plain.buffer.byteLength && plain.length >= CHUNK) {
+            (plain.buffer as ArrayBuffer & { transfer(n: number): ArrayBuffer }).transfer(0);
+          }
+        }
+      }
     }
     if (final && !sawLast) throw new AgeError('truncated age payload: the final chunk is missing', 'payload');
   }

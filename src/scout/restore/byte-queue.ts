@@ -1,6 +1,8 @@
 // The bytes read from a stream and not yet used, kept as the chunks that arrived: adding is
 // O(1) and each byte is copied at most once, however small the chunks (no growing buffer
 // concatenated again with every chunk).
+const EMPTY = Buffer.alloc(0);
+
 export class ByteQueue {
   #chunks: Buffer[] = [];
   /** Index of the first chunk still in use; used ones are dropped in batches. */
@@ -58,6 +60,9 @@ export class ByteQueue {
       this.#chunks[this.#head] = first.subarray(n);
       return;
     }
+    // Drop the reference at once: a queue that never runs empty (the age decrypter's) would
+    // otherwise keep every chunk it ever held until the next compaction.
+    this.#chunks[this.#head] = EMPTY;
     this.#head += 1;
     if (this.#head === this.#chunks.length) {
       this.#chunks.length = 0;

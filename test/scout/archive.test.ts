@@ -1,0 +1,107 @@
+// writeArchive on worker threads (tar → zstd frames → age → SHA-256 → staging file): what the
+// `age`, `zstd` and `tar` programs read back, what a cancelled archive leaves, and memory that
+// stays bounded (a generous bound; speed belongs to bench/scout.ts).
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { createHash, randomBytes } from 'node:crypto';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, describe, test } from 'node:test';
+import { writeArchive } from '../../src/scout/archive/pipeline.ts';
+import { generateScoutKey } from '../../src/scout/archive/x25519.ts';
+import type { JobConfig } from '../../src/scout/jobs/marker.ts';
+import { type WalkEntry, walkJob } from '../../src/scout/jobs/walk.ts';
+import { tree } from '../helpers/files.ts';
+import { skipUnlessPrograms } from '../helpers/programs.ts';
+
+const work = mkdtempSync(join(tmpdir(), 'backupd-archive-'));
+after(() => rmSync(work, { recursive: true, force: true }));
+const key = generateScoutKey();
+const MIB = 1024 * 1024;
+const CONFIG: JobConfig = { job_name: 'unit', include_hidden: true, follow_symlinks: false, exclude: [] };
+
+async function entriesOf(dir: string): Promise<WalkEntry[]> {
+  const entries: WalkEntry[] = [];
+  for await (const entry of walkJob(dir, CONFIG)) entries.push(entry);
+  return entries;
+}
+
+/** Text, incompressible bytes and small files: several zstd frames, some ending mid-chunk of age. */
+function source(name: string, megabytes: number): string {
+  const dir = join(work, name);
+  mkdirSync(join(dir, 'small', 'deeper'), { recursive: true });
+  const text = Buffer.from('the quick brown fox jumps over the lazy dog\n'.repeat(24_000));
+  for (let i = 0; i * 2 < megabytes; i += 1) {
+    writeFileSync(join(dir, `text-${i}.txt`), text.subarray(0, MIB + i * 4099));
+    writeFileSync(join(dir, `noise-${i}.bin`), randomBytes(MIB - i * 7919));
+  }
+  for (let i = 0; i < 300; i += 1)
+    writeFileSync(join(dir, 'small', 'deeper', `f${i}`), randomBytes(1 + i * 37));
+  writeFileSync(join(dir, 'empty'), '');
+  return dir;
+}
+
+describe('writeArchive', { skip: skipUnlessPrograms(['age', 'zstd', 'tar']) }, () => {
+  test('age -d | zstd -d | tar -x reads it back to the same tree; size and SHA-256 match the file', async () => {
+    const src = source('interop', 12);
+    const out = join(work, 'interop.tar.zst');
+    const result = await writeArchive({
+      jobDir: src,
+      entries: await entriesOf(src),
+      recipient: key.publicKey,
+      outPath: out,
+    });
+    assert.equal(result.size, statSync(out).size);
+    assert.equal(result.sha256, createHash('sha256').update(readFileSync(out)).digest('hex'));
+    const keyFile = join(work, 'key.txt');
+    writeFileSync(keyFile, `${key.ageIdentity}\n`);
+    const dest = join(work, 'interop-out');
+    mkdirSync(dest);
+    execFileSync('sh', ['-c', 'age -d -i "$0" "$1" | zstd -d -q | tar -x -C "$2"', keyFile, out, dest]);
+    assert.deepEqual(tree(dest), tree(src));
+  });
+
+  test('cancelled mid-archive: the error is the abort, no archive and no .part is left', async () => {
+    const src = source('cancel', 24);
+    const staging = join(work, 'staging');
+    mkdirSync(staging);
+    const controller = new AbortController();
+    await assert.rejects(
+      writeArchive({
+        jobDir: src,
+        entries: await entriesOf(src),
+        recipient: key.publicKey,
+        outPath: join(staging, 'cancelled.tar.zst'),
+        signal: controller.signal,
+        onProgress: (bytes) => {
+          if (bytes > 4 * MIB) controller.abort();
+        },
+      }),
+      { name: 'AbortError' },
+    );
+    assert.deepEqual(readdirSync(staging), []);
+  });
+
+  test('memory stays bounded by the blocks in flight, not the archive size', async () => {
+    const src = source('memory', 96);
+    const entries = await entriesOf(src);
+    const before = process.memoryUsage().rss;
+    let peak = before;
+    const timer = setInterval(() => {
+      peak = Math.max(peak, process.memoryUsage().rss);
+    }, 5);
+    try {
+      await writeArchive({
+        jobDir: src,
+        entries,
+        recipient: key.publicKey,
+        outPath: join(work, 'memory.tar.zst'),
+      });
+    } finally {
+      clearInterval(timer);
+    }
+    // Worker threads and their buffers; a buffered 96 MiB archive would be far above this.
+    assert.ok(peak - before < 150 * MIB, `RSS grew by ${Math.round((peak - before) / MIB)} MiB`);
+  });
+});
