@@ -1,12 +1,5 @@
 import { PassThrough, type Readable } from 'node:stream';
-import {
-  DeleteObjectsCommand,
-  GetObjectCommand,
-  ListObjectsV2Command,
-  PutObjectCommand,
-  type S3Client,
-  UploadPartCommand,
-} from '@aws-sdk/client-s3';
+import { GetObjectCommand, PutObjectCommand, type S3Client, UploadPartCommand } from '@aws-sdk/client-s3';
 import { AppError, badRequest, conflict, payloadTooLarge } from '../../core/errors.ts';
 import { ResumableSha256 } from './resumable-sha256.ts';
 
@@ -75,15 +68,6 @@ export function sha256Of(state: MultipartState): string {
 /** Where the tail objects of a multipart upload live (never a snapshot key: '.' starts it). */
 export function tailFolder(prefix: string, multipartId: string): string {
   return `${prefix}.staging/${encodeURIComponent(multipartId)}/`;
-}
-
-/** Removes the tail objects of a multipart upload (after complete or abort). */
-export async function removeTails(client: S3Client, Bucket: string, prefix: string, multipartId: string) {
-  const Prefix = tailFolder(prefix, multipartId);
-  const page = await client.send(new ListObjectsV2Command({ Bucket, Prefix }));
-  const Objects = (page.Contents ?? []).flatMap((o) => (o.Key ? [{ Key: o.Key }] : []));
-  if (Objects.length > 0)
-    await client.send(new DeleteObjectsCommand({ Bucket, Delete: { Objects, Quiet: true } }));
 }
 
 /** An error of the body stream (the client), as opposed to the bucket's. */

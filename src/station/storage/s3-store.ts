@@ -5,29 +5,27 @@ import {
   CreateBucketCommand,
   CreateMultipartUploadCommand,
   DeleteObjectCommand,
-  DeleteObjectsCommand,
   GetObjectCommand,
   HeadBucketCommand,
   HeadObjectCommand,
-  ListMultipartUploadsCommand,
-  ListObjectsV2Command,
-  S3Client,
+  type S3Client,
 } from '@aws-sdk/client-s3';
 import { AppError, conflict, notFound } from '../../core/errors.ts';
-import { logger } from '../../core/log.ts';
 import type { S3Config } from '../../core/s3-config.ts';
 import { checkFilename } from './keys.ts';
 import { nameCandidates } from './names.ts';
+import { isMissing, s3Client, unavailableStore } from './s3-client.ts';
 import { s3Keys } from './s3-keys.ts';
+import { deleteAll, listKeys, stagingAreas } from './s3-listing.ts';
 import {
   appendParts,
   type MultipartState,
   newState,
   parseState,
   partSizeFor,
-  removeTails,
   sha256Of,
   stagedBytesOf,
+  tailFolder,
 } from './s3-multipart.ts';
 import type {
   SnapshotKey,
@@ -38,48 +36,7 @@ import type {
   StoredFile,
 } from './storage.ts';
 
-const log = logger.child({ mod: 'station/s3' });
-
-function sdkLog(...content: unknown[]): void {
-  const first = content[0] as { commandName?: string; error?: { name?: string } } | string | undefined;
-  if (typeof first === 'string') log.debug({ sdk: first }, 'S3 client');
-  else log.debug({ command: first?.commandName, error: first?.error?.name }, 'S3 client');
-}
-
-export function s3Client(config: S3Config): S3Client {
-  return new S3Client({
-    region: config.region,
-    ...(config.endpoint ? { endpoint: config.endpoint } : {}),
-    forcePathStyle: config.forcePathStyle,
-    ...(config.credentials
-      ? {
-          credentials: {
-            accessKeyId: config.credentials.accessKeyId,
-            secretAccessKey: config.credentials.secretAccessKey,
-          },
-        }
-      : {}),
-    // Ceph RGW (and other S3-compatible stores) refuse the SDK's default streaming checksums.
-    requestChecksumCalculation: 'WHEN_REQUIRED',
-    responseChecksumValidation: 'WHEN_REQUIRED',
-    // The SDK logs every request at info (inputs included) and every answer it counts as an
-    // error (a HEAD's 404 too): the store reports what matters itself, so this is debug only.
-    logger: { debug: () => {}, info: () => {}, warn: sdkLog, error: sdkLog },
-  });
-}
-
-function isMissing(error: unknown): boolean {
-  const e = error as { name?: string; $metadata?: { httpStatusCode?: number } };
-  return (
-    e?.$metadata?.httpStatusCode === 404 ||
-    ['NotFound', 'NoSuchKey', 'NoSuchUpload', 'NoSuchBucket'].includes(e?.name ?? '')
-  );
-}
-
-const unavailableStore = (what: string, cause: unknown) =>
-  new AppError(503, `the object store did not answer: ${what} (${(cause as Error)?.name ?? 'error'})`, {
-    cause,
-  });
+export { s3Client } from './s3-client.ts';
 
 /**
  * Snapshots in an S3-compatible bucket (STORAGE_URL=s3://…). An upload is a multipart upload
@@ -116,7 +73,7 @@ export function createS3Store(config: S3Config, client: S3Client = s3Client(conf
     } catch (error) {
       if (!isMissing(error)) throw error;
     }
-    await removeTails(client, Bucket, config.prefix, multipartId);
+    await deleteAll(client, Bucket, tailFolder(config.prefix, multipartId));
   }
 
   /** The first of `preferred`, `-2`, `-3`, … that holds no object. */
@@ -150,7 +107,7 @@ export function createS3Store(config: S3Config, client: S3Client = s3Client(conf
       const there = isMissing(error) ? await head(state.key) : null;
       if (there?.sizeBytes !== sizeBytes) throw error;
     }
-    if (state.tailed) await removeTails(client, Bucket, config.prefix, state.multipartId);
+    if (state.tailed) await deleteAll(client, Bucket, tailFolder(config.prefix, state.multipartId));
   }
 
   function storedAs(key: string, stats: { sizeBytes: number; mtimeMs: number }): StoredFile {
@@ -222,7 +179,7 @@ export function createS3Store(config: S3Config, client: S3Client = s3Client(conf
     async abortStaging(area: StagingArea) {
       if (area.state === null) return;
       const state = parseState(area.state);
-      if (state.key === '') await removeTails(client, Bucket, config.prefix, state.multipartId);
+      if (state.key === '') await deleteAll(client, Bucket, tailFolder(config.prefix, state.multipartId));
       else await abort(state.key, state.multipartId);
     },
 
@@ -235,40 +192,7 @@ export function createS3Store(config: S3Config, client: S3Client = s3Client(conf
       return storedAs(state.key, stats);
     },
 
-    async *listStaging() {
-      const open = new Set<string>();
-      let KeyMarker: string | undefined;
-      let UploadIdMarker: string | undefined;
-      do {
-        const page = await client.send(
-          new ListMultipartUploadsCommand({ Bucket, Prefix: keys.prefix, KeyMarker, UploadIdMarker }),
-        );
-        for (const item of page.Uploads ?? []) {
-          if (!item.Key || !item.UploadId) continue;
-          open.add(item.UploadId);
-          const state = newState(item.Key, item.UploadId, 0);
-          yield {
-            uploadId: null,
-            target: keys.parse(item.Key),
-            state: JSON.stringify(state),
-            startedMs: item.Initiated?.getTime() ?? null,
-          };
-        }
-        KeyMarker = page.IsTruncated ? page.NextKeyMarker : undefined;
-        UploadIdMarker = page.IsTruncated ? page.NextUploadIdMarker : undefined;
-      } while (KeyMarker !== undefined);
-      // Tail objects of a multipart upload that is gone (a Station stopped between the two).
-      const tails = new Map<string, number>();
-      for await (const object of listKeys(client, Bucket, `${keys.prefix}.staging/`)) {
-        const id = decodeURIComponent(
-          object.key.slice(keys.prefix.length + '.staging/'.length).split('/')[0] ?? '',
-        );
-        if (!open.has(id)) tails.set(id, Math.max(tails.get(id) ?? 0, object.mtimeMs));
-      }
-      for (const [id, latest] of tails) {
-        yield { uploadId: null, target: null, state: JSON.stringify(newState('', id, 0)), startedMs: latest };
-      }
-    },
+    listStaging: () => stagingAreas(client, Bucket, keys),
 
     stat: (key) => head(keys.keyOf(key)),
 
@@ -301,26 +225,7 @@ export function createS3Store(config: S3Config, client: S3Client = s3Client(conf
     },
 
     async removeInstance(scoutId, instanceId) {
-      const Prefix = keys.instanceFolder(scoutId, instanceId);
-      let batch: string[] = [];
-      const flush = async () => {
-        if (batch.length === 0) return;
-        const answer = await client.send(
-          new DeleteObjectsCommand({
-            Bucket,
-            Delete: { Objects: batch.map((Key) => ({ Key })), Quiet: true },
-          }),
-        );
-        const failed = answer.Errors ?? [];
-        if (failed.length > 0)
-          throw new Error(`could not delete ${failed.length} objects under ${Prefix}: ${failed[0]?.Code}`);
-        batch = [];
-      };
-      for await (const key of listKeys(client, Bucket, Prefix)) {
-        batch.push(key.key);
-        if (batch.length === 1000) await flush();
-      }
-      await flush();
+      await deleteAll(client, Bucket, keys.instanceFolder(scoutId, instanceId));
     },
 
     async *list() {
@@ -351,21 +256,4 @@ export function createS3Store(config: S3Config, client: S3Client = s3Client(conf
       return storedAs(Key, stats);
     },
   };
-}
-
-async function* listKeys(
-  client: S3Client,
-  Bucket: string,
-  Prefix: string,
-): AsyncGenerator<{ key: string; sizeBytes: number; mtimeMs: number }> {
-  let ContinuationToken: string | undefined;
-  do {
-    const page = await client.send(new ListObjectsV2Command({ Bucket, Prefix, ContinuationToken }));
-    for (const object of page.Contents ?? []) {
-      if (object.Key) {
-        yield { key: object.Key, sizeBytes: object.Size ?? 0, mtimeMs: object.LastModified?.getTime() ?? 0 };
-      }
-    }
-    ContinuationToken = page.IsTruncated ? page.NextContinuationToken : undefined;
-  } while (ContinuationToken !== undefined);
 }
