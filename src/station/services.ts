@@ -15,7 +15,7 @@ import { createStationSettings } from './services/station-settings.ts';
 import { createStationTokens } from './services/station-tokens.ts';
 import { createVerifier } from './services/verify.ts';
 import { createStorage } from './storage/index.ts';
-import { createUploads } from './uploads/index.ts';
+import { createUploads, processLock } from './uploads/index.ts';
 
 /** Everything the Station's routes call into. */
 export function createStationServices(config: StationConfig, core: Core, storage: StationStorage) {
@@ -52,6 +52,8 @@ export function createStationServices(config: StationConfig, core: Core, storage
     }),
     uploadSessions: createUploads({
       db,
+      // PGlite lives in this one process: its uploads need no lease in the database.
+      ...(storage.kind === 'pglite' ? { lock: processLock() } : {}),
       maxUploadBytes: config.maxUploadBytes,
       tokens,
       index,

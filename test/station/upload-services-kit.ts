@@ -15,6 +15,7 @@ import type { StationServices } from '../../src/station/services.ts';
 import { createStationServices } from '../../src/station/services.ts';
 import { createDiskStore } from '../../src/station/storage/disk-store.ts';
 import { createUploads, type InitiateBody, type UploadFacts } from '../../src/station/uploads/index.ts';
+import type { UploadLock } from '../../src/station/uploads/upload-lock.ts';
 import { seedPgliteCluster } from '../helpers/pglite-template.ts';
 
 const ROOT = join(import.meta.dirname, '../..');
@@ -68,6 +69,8 @@ export interface Kit {
   /** A fresh set of services on the same database and folders (a Station restart). */
   uploads: ReturnType<typeof createUploads>;
   restart(): void;
+  /** The services with another upload lock (the default is the database lease). */
+  uploadsWith(lock: UploadLock): ReturnType<typeof createUploads>;
   close(): Promise<void>;
 }
 
@@ -91,10 +94,11 @@ export async function openKit(): Promise<Kit> {
   const token = await tokens.authenticate(minted.credential);
   const clock = fixedClock(Date.now());
   const events = { stored: [] as UploadFacts[], failed: [] as string[] };
-  const make = () => {
+  const make = (lock?: UploadLock) => {
     const store = createDiskStore({ backupRoot, stagingDir });
     return createUploads({
       db,
+      ...(lock ? { lock } : {}),
       store,
       index,
       tokens,
@@ -124,6 +128,7 @@ export async function openKit(): Promise<Kit> {
     restart() {
       kit.uploads = make();
     },
+    uploadsWith: make,
     async close() {
       await storage.close();
       rmSync(dir, { recursive: true, force: true });

@@ -10,7 +10,7 @@ import { after, before, describe, test } from 'node:test';
 import { eq } from 'drizzle-orm';
 import { AppError } from '../../src/core/errors.ts';
 import { uploadSessions } from '../../src/station/db/station-tables.ts';
-import { ABANDONED_AFTER_MS } from '../../src/station/uploads/index.ts';
+import { ABANDONED_AFTER_MS, processLock } from '../../src/station/uploads/index.ts';
 import { bodyFor, bodyOf, brokenBodyOf, type Kit, openKit } from './upload-services-kit.ts';
 
 const HOUR_MS = 60 * 60 * 1000;
@@ -201,6 +201,22 @@ describe('upload services (in process, PGlite, disk store, fixed clock)', () => 
       .set({ lockOwner: 'dead-station', lockUntil: kit.clock.now() - 1 })
       .where(eq(uploadSessions.uploadId, upload_id));
     assert.equal((await kit.uploads.finalize(kit.token, upload_id)).status, 'stored');
+  });
+
+  test('on PGlite the chunks take turns in memory: the second waits, then sees offset_mismatch', async () => {
+    const uploads = kit.uploadsWith(processLock());
+    const data = randomBytes(300_000);
+    const { upload_id } = await uploads.initiate(kit.token, fresh(data));
+    const replies = await Promise.allSettled([
+      uploads.chunk(kit.token, upload_id, 0, bodyOf(data)),
+      uploads.chunk(kit.token, upload_id, 0, bodyOf(data)),
+    ]);
+    assert.equal(replies[0]?.status, 'fulfilled');
+    const second = replies[1] as PromiseRejectedResult;
+    assert.equal(detailOf(second.reason).status, 'offset_mismatch');
+    assert.equal(detailOf(second.reason).next_offset, data.length);
+    assert.equal((await row(upload_id))?.lockOwner, null, 'no lease was taken');
+    assert.equal((await uploads.finalize(kit.token, upload_id)).status, 'stored');
   });
 
   test('retention: keep_last prunes the oldest on finalize; keep_within_days protects young ones', async () => {

@@ -7,7 +7,6 @@ import type { StationTokenRow } from '../services/station-tokens.ts';
 import type { AppendResult } from '../storage/storage.ts';
 import { sessionOf, stagedUploadOf } from './sessions.ts';
 import type { UploadDeps } from './types.ts';
-import { withUploadLease } from './upload-lease.ts';
 
 const log = logger.child({ mod: 'station/uploads' });
 
@@ -31,8 +30,7 @@ export async function chunk(
     const next = await deps.store.stagedBytes(stagedUploadOf(row));
     return offsetMismatch(next, 'another chunk of this upload is being written; resume from next_offset');
   };
-  return withUploadLease(
-    deps,
+  return deps.lock(
     uploadId,
     async () => {
       const row = await sessionOf(deps, uploadId, token);

@@ -8,7 +8,6 @@ import type { StationTokenRow } from '../services/station-tokens.ts';
 import { applyRetention } from './retention.ts';
 import { markStored, sessionOf, stagedUploadOf } from './sessions.ts';
 import { jobOf, type SessionRow, type UploadDeps } from './types.ts';
-import { withUploadLease } from './upload-lease.ts';
 
 const log = logger.child({ mod: 'station/uploads' });
 
@@ -46,8 +45,7 @@ export async function finalize(deps: UploadDeps, token: StationTokenRow, uploadI
       message: 'a chunk of this upload is still being written; retry',
     });
   };
-  return withUploadLease(
-    deps,
+  return deps.lock(
     uploadId,
     async () => {
       const row = await sessionOf(deps, uploadId, token);

@@ -7,17 +7,23 @@ import { initiate } from './initiate.ts';
 import { applyRetention } from './retention.ts';
 import { abortOrphans, createSweeper } from './sweep.ts';
 import type { InitiateBody, JobOf, UploadDeps } from './types.ts';
+import { leaseLock } from './upload-lock.ts';
 
 export type { InitiateBody, UploadEvents, UploadFacts } from './types.ts';
 export { ABANDONED_AFTER_MS, RESERVATION_IDLE_MS } from './types.ts';
+export { leaseLock, processLock } from './upload-lock.ts';
 
 /**
  * The Station's upload protocol (initiate → chunks → finalize), the sweep of abandoned uploads
  * and retention. Snapshot bytes are reached only through `deps.store`; time only through
- * `deps.clock` (the Station's clock unless a test passes one).
+ * `deps.clock` (the Station's clock unless a test passes one); the chunks of one upload take
+ * turns through `deps.lock` (the database lease unless PGlite's in-process queue is passed).
  */
-export function createUploads(options: Omit<UploadDeps, 'clock'> & { clock?: UploadDeps['clock'] }) {
-  const deps: UploadDeps = { ...options, clock: options.clock ?? stationClock };
+export function createUploads(
+  options: Omit<UploadDeps, 'clock' | 'lock'> & Partial<Pick<UploadDeps, 'clock' | 'lock'>>,
+) {
+  const clock = options.clock ?? stationClock;
+  const deps: UploadDeps = { ...options, clock, lock: options.lock ?? leaseLock({ db: options.db, clock }) };
   const sweeper = createSweeper(deps);
   return {
     sweep: sweeper.sweep,

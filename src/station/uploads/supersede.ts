@@ -3,7 +3,6 @@ import { logger } from '../../core/log.ts';
 import { uploadSessions } from '../db/station-tables.ts';
 import { stagedUploadOf } from './sessions.ts';
 import type { SessionRow, UploadDeps } from './types.ts';
-import { withUploadLease } from './upload-lease.ts';
 
 const log = logger.child({ mod: 'station/uploads' });
 
@@ -22,20 +21,21 @@ export async function supersede(deps: UploadDeps, candidates: SessionRow[], kept
   );
   let removed = 0;
   for (const row of older) {
-    await withUploadLease(
-      deps,
-      row.uploadId,
-      async () => {
-        const [gone] = await deps.db
-          .delete(uploadSessions)
-          .where(and(eq(uploadSessions.uploadId, row.uploadId), ne(uploadSessions.status, 'stored')))
-          .returning();
-        if (!gone) return;
-        await deps.store.abortStaging(stagedUploadOf(gone));
-        removed += 1;
-      },
-      async () => new Error('superseded upload is busy'),
-    ).catch((err: unknown) => log.warn({ upload_id: row.uploadId, err }, 'could not supersede an upload'));
+    await deps
+      .lock(
+        row.uploadId,
+        async () => {
+          const [gone] = await deps.db
+            .delete(uploadSessions)
+            .where(and(eq(uploadSessions.uploadId, row.uploadId), ne(uploadSessions.status, 'stored')))
+            .returning();
+          if (!gone) return;
+          await deps.store.abortStaging(stagedUploadOf(gone));
+          removed += 1;
+        },
+        async () => new Error('superseded upload is busy'),
+      )
+      .catch((err: unknown) => log.warn({ upload_id: row.uploadId, err }, 'could not supersede an upload'));
   }
   if (removed > 0) {
     log.info(

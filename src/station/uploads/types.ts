@@ -8,6 +8,7 @@ import type { SnapshotIndex } from '../services/snapshot-index.ts';
 import type { StationSettingsService } from '../services/station-settings.ts';
 import type { StationTokens } from '../services/station-tokens.ts';
 import type { SnapshotStorage } from '../storage/storage.ts';
+import type { UploadLock } from './upload-lock.ts';
 
 /** An upload that received no bytes this long is abandoned: its staged bytes are removed. */
 export const ABANDONED_AFTER_MS = DAY_MS;
@@ -43,6 +44,8 @@ export interface UploadDeps {
   acceptance: UploadAcceptance;
   maxUploadBytes: number;
   clock: Clock;
+  /** Serialises the chunks and finalize of one upload (upload-lock.ts). */
+  lock: UploadLock;
   events?: UploadEvents | undefined;
 }
 

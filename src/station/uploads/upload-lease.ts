@@ -19,7 +19,8 @@ const WAIT_MS = 120_000;
  * connection, which PGlite does not have. The lease (`lock_owner`, `lock_until` on the session
  * row, taken by a conditional UPDATE) works alike on PGlite and PostgreSQL, is renewed while
  * the work runs, and lapses on its own when a Station dies holding it. A second request waits
- * for it (polling), as it waited on the in-memory mutex before, and gets `busy()` after WAIT_MS.
+ * for it (polling), and gets `busy()` after WAIT_MS. A Station on PGlite, alone with its
+ * database by nature, uses an in-memory queue instead (upload-lock.ts).
  */
 export async function withUploadLease<T>(
   deps: Pick<UploadDeps, 'db' | 'clock'>,
