@@ -1,8 +1,10 @@
 import { loadStationConfig, type ServeFlags } from '../core/config.ts';
 import { serveRole } from '../core/server.ts';
 import { startStation } from '../station/app.ts';
+import { restartWithMallocTunables } from '../station/malloc-tuning.ts';
 
 export async function stationServe(flags: ServeFlags): Promise<void> {
+  restartWithMallocTunables();
   const config = loadStationConfig(flags);
   await serveRole({ ...config, role: 'station', start: () => startStation(config) });
 }
