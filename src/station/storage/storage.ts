@@ -104,7 +104,7 @@ export interface SnapshotStorage {
    * Throws a 400 AppError for a body that runs past `sizeBytes` (nothing of it is kept), a 507
    * for a full disk; what was durably kept before an interruption stays (resolved with
    * `interrupted` set, so the caller saves the state). The caller
-   * serialises appends of one upload (an advisory lock in PostgreSQL).
+   * serialises appends of one upload (uploads/upload-lock.ts: a lease row in PostgreSQL).
    */
   append(upload: StagedUpload, offset: number, body: Readable): Promise<AppendResult>;
   /**
