@@ -1,9 +1,11 @@
 // The disk store's own promises beyond the storage conformance suite: the SHA-256 comes from
 // the bytes as they were written (finalize reads nothing again), a restarted Station re-hashes
 // what was staged, a taken name moves on to the next -N, staging on another filesystem (EXDEV)
-// is copied into place, and no key reaches outside BACKUP_ROOT.
+// is copied into place, a full staging disk answers 507 and keeps what was written, and no
+// key reaches outside BACKUP_ROOT.
 
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -114,6 +116,38 @@ describe('disk store', () => {
     const listed = [];
     for await (const file of store.list()) listed.push(file.filename);
     assert.deepEqual(listed.sort(), [reserved, stored.filename].sort());
+  });
+
+  test('a full staging disk (a 1 MiB tmpfs): 507, what was written is kept, space comes back on reset', async (t) => {
+    const staging = mkdtempSync(join(tmpdir(), 'backupd-disk-full-'));
+    dirs.push(staging);
+    const mounted = spawnSync('mount', ['-t', 'tmpfs', '-o', 'size=1m', 'tmpfs', staging]);
+    if (mounted.status !== 0) {
+      if (process.env.CI === 'true') assert.fail(`cannot mount a tmpfs: ${mounted.stderr}`);
+      t.skip('mounting a tmpfs needs root (CAP_SYS_ADMIN)');
+      return;
+    }
+    try {
+      const where = { backupRoot: folders().backupRoot, stagingDir: staging };
+      const store = createDiskStore(where);
+      const data = randomBytes(3 * 1024 * 1024);
+      const up = upload(data.length);
+      await store.beginStaging(up);
+      await assert.rejects(store.append(up, 0, pieces(data)), (e: AppError) => e.status === 507);
+      const kept = await store.stagedBytes(up);
+      const staged = readFileSync(join(staging, `${up.uploadId}.part`));
+      assert.equal(staged.length, kept);
+      assert.ok(staged.equals(data.subarray(0, kept)), 'what was kept is the start of the body');
+      await store.resetStaging(up);
+      const small = randomBytes(300_000);
+      const next = upload(small.length);
+      await store.abortStaging(up);
+      await store.beginStaging(next);
+      await store.append(next, 0, pieces(small));
+      assert.equal(await store.stagedSha256(next), sha256(small));
+    } finally {
+      spawnSync('umount', [staging]);
+    }
   });
 
   test('no key reaches outside BACKUP_ROOT', async () => {
