@@ -87,8 +87,9 @@ export async function writeArchive(options: ArchiveOptions): Promise<ArchiveResu
       onFailure,
     });
     const workers = zstd;
-    // Blocks not yet sealed: two per zstd worker (one compressing, one queued) and two sealing.
-    const limit = channels.length * 2 + 2;
+    // Blocks not yet sealed. Enough that the hand-offs between threads never leave one idle:
+    // 6 in flight took the 1 GiB archive 7.2 s, 16 took 4.8 s (the pipeline of programs: 4.8 s).
+    const limit = 16;
     const spare: Buffer[] = [];
     let blocks = 1;
     const filler: BlockFiller = new BlockFiller(Buffer.allocUnsafeSlow(BLOCK), async (block, length) => {

@@ -112,7 +112,7 @@ export function createRequestDecisions(deps: {
             keys,
             dest: join(deps.scanRoot, folder),
             signal: ctx.signal,
-            onProgress: (bytes) => ctx.progress({ bytes_done: bytes }),
+            onSourceBytes: (bytes) => ctx.progress({ bytes_done: bytes }),
           });
           await report(request.id, 'completed');
           restoreNotice(

@@ -106,7 +106,7 @@ export function createRestores(deps: {
           within: deps.catalog.scanRoot,
           dryRun,
           signal: ctx.signal,
-          onProgress: (bytes) => ctx.progress({ bytes_done: bytes }),
+          onSourceBytes: (bytes) => ctx.progress({ bytes_done: bytes }),
         });
         if (!dryRun)
           restoreNotice(

@@ -48,12 +48,12 @@ export interface RestoreOptions {
   /** List what would be added and replaced, write nothing. */
   dryRun?: boolean;
   signal?: AbortSignal;
+  /** Called after each file is in place, with the file bytes restored so far. */
+  onProgress?: (bytesRestored: number) => void;
   /**
    * Restore progress in its one unit: the archive (encrypted) bytes read so far, out of the
-   * snapshot's size — what a download reports, and what an ETA can be computed from.
+   * snapshot's size — what a download reports, and what an ETA is computed from.
    */
-  onProgress?: (archiveBytesRead: number) => void;
-  /** Called with the encrypted bytes read so far (a download's progress); the same as `onProgress`. */
   onSourceBytes?: (bytesRead: number) => void;
   /**
    * Restore owners (uid/gid) and setuid/setgid bits, as `tar` does for root. Defaults to
@@ -163,14 +163,7 @@ export async function restoreArchive(options: RestoreOptions): Promise<RestorePl
     plan.warnings.push(`${path}: ${message}`);
     options.onWarning?.(path, message);
   };
-  const { tar: tarStream, plumbing } = snapshotTarStream({
-    source: options.source,
-    keys: options.keys,
-    onSourceBytes: (bytes) => {
-      options.onSourceBytes?.(bytes);
-      options.onProgress?.(bytes);
-    },
-  });
+  const { tar: tarStream, plumbing } = snapshotTarStream(options);
   try {
     try {
       await extract(tarStream);
@@ -310,6 +303,7 @@ export async function restoreArchive(options: RestoreOptions): Promise<RestorePl
           linkSync(tree.at(source, posix.basename(safeRelative(entry.linkname))), temp);
         }
         renameSync(temp, tree.at(parent, name));
+        if (entry.type === '0') options.onProgress?.(plan.bytes);
       } catch (error) {
         rmSync(temp, { force: true });
         throw error;

@@ -1,6 +1,6 @@
 import { PassThrough, type Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { createZstdDecompress } from 'node:zlib';
+import { createZstdDecompress, type ZstdOptions } from 'node:zlib';
 import { createAgeDecrypt } from '../archive/age.ts';
 import { byteCounter } from '../archive/byte-counter.ts';
 import type { ScoutKey } from '../archive/x25519.ts';
@@ -17,13 +17,15 @@ export function snapshotTarStream(options: {
   /** Encrypted bytes read so far (a download's progress). */
   onSourceBytes?: ((bytes: number) => void) | undefined;
 }): { tar: PassThrough; plumbing: Promise<unknown> } {
-  const tar = new PassThrough({ highWaterMark: 1024 * 1024 });
+  // Room for decompression to run ahead (on the thread pool) while the tar reader writes files.
+  const tar = new PassThrough({ highWaterMark: 4 * 1024 * 1024 });
   const plumbing = pipeline(
     options.source,
     byteCounter((bytes) => options.onSourceBytes?.(bytes)),
     createAgeDecrypt(options.keys),
     zstdFrameCutter(),
-    createZstdDecompress({ chunkSize: 1024 * 1024 }),
+    // Stream options pass through to the Transform (the zstd typings omit them).
+    createZstdDecompress({ chunkSize: 1024 * 1024, highWaterMark: 4 * 1024 * 1024 } as ZstdOptions),
     tar,
   ).catch((error: unknown) => {
     tar.destroy(error as Error);
