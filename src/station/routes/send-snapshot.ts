@@ -36,6 +36,17 @@ type Span = { start: number; end: number };
 const nodeResponse = (c: Context<AppEnv>): ServerResponse | undefined =>
   (c.env as { outgoing?: ServerResponse } | undefined)?.outgoing;
 
+/** Headers set before the handler (X-Content-Type-Options, …), each Set-Cookie kept apart. */
+function headersSoFar(c: Context<AppEnv>): Record<string, string | string[]> {
+  const headers: Record<string, string | string[]> = {};
+  c.res.headers.forEach((value, name) => {
+    if (name !== 'set-cookie') headers[name] = value;
+  });
+  const cookies = c.res.headers.getSetCookie();
+  if (cookies.length > 0) headers['set-cookie'] = cookies;
+  return headers;
+}
+
 /** The snapshot's file, opened before anything is sent so that a vanished file is a 404. */
 async function openLocal(path: string, key: SnapshotKey): Promise<FileHandle> {
   try {
@@ -63,11 +74,10 @@ async function writeDirect(
   const file = path ? await openLocal(path, key) : undefined;
   const stream = file ? undefined : await store.read(key, answer.range);
   try {
-    out.writeHead(answer.status, {
-      ...Object.fromEntries(c.res.headers),
-      ...answer.headers,
-      'X-Request-Id': c.get('requestId'),
-    });
+    const headers = headersSoFar(c);
+    for (const [name, value] of Object.entries(answer.headers)) headers[name.toLowerCase()] = value;
+    headers['x-request-id'] = c.get('requestId');
+    out.writeHead(answer.status, headers);
     if (c.req.raw.method !== 'HEAD') {
       if (file) await writeFileRange(out, file, answer.span.start, answer.span.end);
       else if (stream) await writeStream(out, stream);
