@@ -1,3 +1,4 @@
+import { logger } from '../core/log.ts';
 import { isSingleExecutable } from '../core/single-executable.ts';
 
 /**
@@ -16,16 +17,22 @@ export const STATION_MALLOC_TUNABLES =
  * glibc reads its tunables only when a process starts, so a Station started without them
  * replaces itself (same process id, same arguments and streams) by one started with them.
  * Nothing happens when GLIBC_TUNABLES is already set (the operator's choice wins), on a
- * platform without `process.execve`, or in the single executable (its unit file sets them).
+ * platform without `process.execve`, or in the single executable (its unit file sets them);
+ * when the restart fails the Station runs on with glibc's defaults.
  */
 export function restartWithMallocTunables(): void {
   if (process.env.GLIBC_TUNABLES !== undefined || process.platform !== 'linux') return;
   if (typeof process.execve !== 'function' || isSingleExecutable()) return;
   const script = process.argv[1];
   if (!script) return;
-  process.execve(
-    process.execPath,
-    [process.execPath, ...process.execArgv, script, ...process.argv.slice(2)],
-    { ...process.env, GLIBC_TUNABLES: STATION_MALLOC_TUNABLES },
-  );
+  try {
+    process.execve(
+      process.execPath,
+      [process.execPath, ...process.execArgv, script, ...process.argv.slice(2)],
+      { ...process.env, GLIBC_TUNABLES: STATION_MALLOC_TUNABLES },
+    );
+  } catch (error) {
+    // Only memory is at stake: run on with glibc's defaults.
+    logger.warn({ err: error }, 'could not restart with the malloc tunables; running without them');
+  }
 }
