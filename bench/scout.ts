@@ -22,6 +22,7 @@ import {
 } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { generateScoutKey } from '../src/scout/archive/x25519.ts';
 import { adminClient, type Client } from '../test/helpers/http.ts';
 import { startServer, type TestServer } from '../test/helpers/server.ts';
 import { cpuSeconds, peakRssMib, rssMib } from './proc-stats.ts';
@@ -135,7 +136,7 @@ function restic() {
 async function waitIdle(admin: Client): Promise<void> {
   for (;;) {
     if ((await admin.get('/api/status')).body.operation === null) return;
-    await new Promise((r) => setTimeout(r, 50));
+    await new Promise((r) => setTimeout(r, 250));
   }
 }
 
@@ -169,7 +170,6 @@ async function backupd() {
     const admin = await adminClient(scout.url);
     await admin.post('/api/settings', { station_url: station.url, scout_credential: credential });
     await admin.post('/api/directories/save-job', { relative_path: 'dataset', config: {} });
-    const key = (await admin.get('/api/encryption-key')).body;
     const stationCpu = cpuSeconds(station.pid);
     const backup = await backupOnce(admin, scout);
     console.error(`backupd backup: ${JSON.stringify(backup)}`);
@@ -221,8 +221,6 @@ async function backupd() {
       scoutRestore,
       peakOfFive: peak,
       idle,
-      recipient: key.age_recipient as string,
-      identity: key.age_identity as string,
     };
   } finally {
     await scout.dispose();
@@ -234,11 +232,13 @@ generateDataset(data, gib);
 const sourceGib =
   Number(execFileSync('du', ['-sb', '--exclude=.complete', data]).toString().split('\t')[0]) / 2 ** 30;
 rmSync(join(root, 'restores'), { recursive: true, force: true });
-const ours = await backupd();
+// The programs first, then backupd right after, so all three see the machine in the same state.
+const pipelineKey = generateScoutKey();
 const keyFile = join(root, 'key.txt');
-writeFileSync(keyFile, `${ours.identity}\n`, { mode: 0o600 });
-const tools = pipeline(ours.recipient, keyFile);
+writeFileSync(keyFile, `${pipelineKey.ageIdentity}\n`, { mode: 0o600 });
+const tools = pipeline(pipelineKey.ageRecipient, keyFile);
 const theirs = restic();
+const ours = await backupd();
 rmSync(join(root, 'restores'), { recursive: true, force: true });
 
 const s = (m: { seconds: number }) => `${m.seconds.toFixed(1)} s`;

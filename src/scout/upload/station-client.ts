@@ -1,4 +1,4 @@
-import { openAsBlob } from 'node:fs';
+import { createReadStream } from 'node:fs';
 import { Readable } from 'node:stream';
 import type { ReadableStream as WebReadableStream } from 'node:stream/web';
 import type { DrillOutcome } from '../../shared/protocol/drills.ts';
@@ -73,7 +73,7 @@ export function createStationClient(baseUrl: string, token: string) {
   async function send(
     method: string,
     path: string,
-    body: string | Readable | Blob | undefined,
+    body: string | Readable | undefined,
     signal: AbortSignal | undefined,
     headers: Record<string, string> = {},
   ): Promise<Response> {
@@ -88,8 +88,8 @@ export function createStationClient(baseUrl: string, token: string) {
       response = await fetch(`${base}${path}`, {
         method,
         headers: { authorization: `Bearer ${token}`, ...headers },
-        // A stream body needs half-duplex.
-        ...(body instanceof Readable ? { body: Readable.toWeb(body), duplex: 'half' } : { body }),
+        // A stream body (async-iterable: fetch takes its chunks as they are) needs half-duplex.
+        ...(body instanceof Readable ? { body, duplex: 'half' } : { body }),
         signal: signal ? AbortSignal.any([signal, timeout.signal]) : timeout.signal,
       } as RequestInit);
     } catch (error) {
@@ -159,8 +159,12 @@ export function createStationClient(baseUrl: string, token: string) {
       length: number,
       signal?: AbortSignal,
     ): Promise<ChunkReply> {
-      // A slice of the file as a Blob: fetch streams it from disk as it sends, buffering nothing.
-      const body = (await openAsBlob(file)).slice(offset, offset + length);
+      // Large reads, handed to fetch as they come (see send: no web-stream conversion).
+      const body = createReadStream(file, {
+        start: offset,
+        end: offset + length - 1,
+        highWaterMark: 1024 * 1024,
+      });
       const response = await send('PUT', uploadPaths.chunk(uploadId, offset), body, signal, {
         'content-type': 'application/octet-stream',
         'content-length': String(length),
