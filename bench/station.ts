@@ -10,14 +10,15 @@
  * - 20 parallel uploads, and GET /api/overview latency with 10,000 indexed snapshots.
  * Run with `npm run bench` (it builds dist/ first; the bench runs the bundle).
  */
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { instancePaths } from '../src/shared/protocol/paths.ts';
 import { adminClient } from '../test/helpers/http.ts';
-import { startServer, type TestServer } from '../test/helpers/server.ts';
+import { freePort, ROOT, startServer, type TestServer } from '../test/helpers/server.ts';
 import { makeRandomFile, uploadFile } from './bench-kit.ts';
 import { cpuSeconds, mib, peakRssMib, sampleRss } from './proc-stats.ts';
 
@@ -72,6 +73,34 @@ async function curlSeconds(url: string, header: string, bytes: number): Promise<
   const [size, seconds] = stdout.trim().split(' ').map(Number);
   if (size !== bytes) throw new Error(`download of ${url} got ${size} of ${bytes} bytes`);
   return Number(seconds);
+}
+
+/**
+ * Seconds curl takes for `path` from a bare node:http server that sends it with the Station's
+ * own writer (write-download.ts): what Node and loopback allow, without the Station around it.
+ */
+async function bareServerSeconds(path: string, bytes: number): Promise<number> {
+  const port = await freePort();
+  const writer = join(ROOT, 'src/station/routes/write-download.ts');
+  const code = `
+    import { createServer } from 'node:http';
+    import { open } from 'node:fs/promises';
+    import { writeFileRange } from ${JSON.stringify(writer)};
+    createServer(async (req, res) => {
+      const file = await open(${JSON.stringify(path)}, 'r');
+      res.writeHead(200, { 'content-length': ${bytes} });
+      await writeFileRange(res, file, 0, ${bytes - 1}).finally(() => file.close());
+      res.end();
+    }).listen(${port}, '127.0.0.1', () => console.log('listening'));`;
+  const server = spawn(process.execPath, ['--input-type=module', '-e', code], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  try {
+    await once(server.stdout, 'data');
+    return await best(3, () => curlSeconds(`http://127.0.0.1:${port}/`, 'x-bench: bare', bytes));
+  } finally {
+    server.kill();
+  }
 }
 
 async function firstStart(): Promise<TestServer> {
@@ -155,6 +184,12 @@ async function singleUploadAndDownloads(station: TestServer) {
       `${f2(catSeconds / s)}× cat to /dev/null (${f0(mib(bytes) / catSeconds)} MiB/s), target ≥ 0.8×; Station CPU ${f2(cpuPerGib)} s/GiB`,
     );
   }
+  const bare = await bareServerSeconds(storedPath, bytes);
+  row(
+    `Download ${gib} GiB, same writer in a bare node:http server`,
+    `${f0(mib(bytes) / bare)} MiB/s`,
+    `${f2(catSeconds / bare)}× cat: the ceiling for Node over loopback on this machine`,
+  );
   row('Station peak RSS, all of the above', `${f0(peakRssMib(station.pid))} MiB`, 'target ≤ 300');
 }
 
