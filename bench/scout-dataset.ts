@@ -4,7 +4,7 @@
  * Made once per size (a `.complete` marker) and reused; mtimes are fixed so runs compare.
  */
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import { existsSync, lutimesSync, mkdirSync, rmSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 const MIB = 1024 * 1024;
@@ -74,6 +74,13 @@ export function generateDataset(dir: string, gib: number): void {
         : randomBytes(size);
     writeFileSync(join(folder, `f${i}.dat`), body);
   }
-  for (const sub of ['text', 'binary', 'small']) utimesSync(join(dir, sub), fixed, fixed);
+  // A few symlinks, whose own mtimes a restore must keep too.
+  mkdirSync(join(dir, 'links'));
+  for (let i = 0; i < 20; i += 1) {
+    const link = join(dir, 'links', `to-doc-${i}`);
+    symlinkSync(`../text/doc-${i}.txt`, link);
+    lutimesSync(link, fixed, new Date(fixed.getTime() - i * 86_400_000));
+  }
+  for (const sub of ['text', 'binary', 'small', 'links']) utimesSync(join(dir, sub), fixed, fixed);
   writeFileSync(join(dir, '.complete'), '');
 }
