@@ -3,7 +3,7 @@ import { serveRole } from '../core/server.ts';
 import { startScout } from '../scout/app.ts';
 // The same glibc malloc tunables as the Station's (a Scout signs in with scrypt too and moves
 // archives through 1 MiB buffers): idle RSS after five 1 GiB backups 448 → 198 MiB.
-import { restartWithMallocTunables } from '../station/malloc-tuning.ts';
+import { restartWithMallocTunables } from '../core/malloc-tuning.ts';
 
 export async function scoutServe(flags: ServeFlags): Promise<void> {
   restartWithMallocTunables();

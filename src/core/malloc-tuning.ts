@@ -1,8 +1,8 @@
-import { logger } from '../core/log.ts';
-import { isSingleExecutable } from '../core/single-executable.ts';
+import { logger } from './log.ts';
+import { isSingleExecutable } from './single-executable.ts';
 
 /**
- * glibc's malloc settings for a long-running Station. By default glibc raises its mmap
+ * glibc's malloc settings for a long-running Station or Scout. By default glibc raises its mmap
  * threshold to the largest block freed so far (up to 32 MiB) and then keeps up to twice that
  * of free memory: one scrypt at sign-in (16 MiB) is enough, and from then on the 64 KiB
  * buffers every upload's socket reads land in stay with the process. Measured through a
@@ -10,7 +10,7 @@ import { isSingleExecutable } from '../core/single-executable.ts';
  * with these fixed, at no measurable CPU cost (fixing the threshold at 64 KiB instead cost
  * ~0.7 CPU-s per GiB in page faults).
  */
-export const STATION_MALLOC_TUNABLES =
+export const MALLOC_TUNABLES =
   'glibc.malloc.mmap_threshold=131072:glibc.malloc.trim_threshold=1048576:glibc.malloc.arena_max=2';
 
 /**
@@ -29,7 +29,7 @@ export function restartWithMallocTunables(): void {
     process.execve(
       process.execPath,
       [process.execPath, ...process.execArgv, script, ...process.argv.slice(2)],
-      { ...process.env, GLIBC_TUNABLES: STATION_MALLOC_TUNABLES },
+      { ...process.env, GLIBC_TUNABLES: MALLOC_TUNABLES },
     );
   } catch (error) {
     // Only memory is at stake: run on with glibc's defaults.
