@@ -204,7 +204,10 @@ describe('uploads pause', () => {
 describe('a running cycle', () => {
   test('run-now again is already_running, rotate is 409, cancel stops it cleanly', async () => {
     mkdirSync(join(scanRoot, 'big'));
-    writeFileSync(join(scanRoot, 'big', 'noise.bin'), randomBytes(60 * 1024 * 1024));
+    // 256 MiB that zstd cannot shrink (a 4 MiB random block repeats beyond its window), so the
+    // archive is still being written when the cancel arrives, however fast the machine.
+    const block = randomBytes(4 * 1024 * 1024);
+    writeFileSync(join(scanRoot, 'big', 'noise.bin'), Buffer.concat(Array.from({ length: 64 }, () => block)));
     expectStatus(await admin.post('/api/directories/save-job', { relative_path: 'big', config: {} }), 200);
     const first = await admin.post('/api/run-now');
     expectStatus(first, 200);
