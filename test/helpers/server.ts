@@ -54,6 +54,15 @@ export interface TestServer {
   dispose(): Promise<void>;
 }
 
+/**
+ * TEST_STORAGE_URL=s3://bucket runs every Station on S3, each in its own prefix (its data dir's
+ * name): the STORAGE_URL of the Station on `dataDir`, undefined when Stations use the disk.
+ */
+export function testStorageUrl(dataDir: string): string | undefined {
+  const base = process.env.TEST_STORAGE_URL;
+  return base ? `${base}/${basename(dataDir)}` : undefined;
+}
+
 export async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = createServer();
@@ -164,9 +173,8 @@ async function launch(
       // Scheduled cycles would race the tests' own run-now (the default fires every hour):
       // schedule them for a leap day's midnight; tests that test the scheduler set their own.
       ...(role === 'scout' ? { SCAN_ROOT: join(options.dataDir, 'scan'), CRON_SCHEDULE: '0 0 29 2 *' } : {}),
-      // TEST_STORAGE_URL=s3://bucket runs every Station on S3, each in its own prefix (its data dir's name).
-      ...(role === 'station' && process.env.TEST_STORAGE_URL
-        ? { STORAGE_URL: `${process.env.TEST_STORAGE_URL}/${basename(options.dataDir)}` }
+      ...(role === 'station' && testStorageUrl(options.dataDir)
+        ? { STORAGE_URL: testStorageUrl(options.dataDir) ?? '' }
         : {}),
       ...options.env,
     },

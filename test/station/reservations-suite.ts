@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { adminClient, type Client } from '../helpers/http.ts';
 import type { ServerOptions, TestServer } from '../helpers/server.ts';
+import { diskOnly } from '../helpers/station-store.ts';
 import { type ArchiveMeta, archiveMeta, initiate, putChunk } from '../helpers/uploads.ts';
 
 const MINUTE_MS = 60 * 1000;
@@ -75,7 +76,13 @@ export function reservationsSuite(label: string, start: StartStation): void {
       await station?.dispose();
     });
 
-    test('a new upload of the same instance and job supersedes the old one and releases its space', async () => {
+    // Reservations hold free disk space: a bucket reports none (free_bytes null), so on S3 there
+    // is nothing to reserve and nobody is refused for space.
+    const spaceOnly = diskOnly('reservations hold free staging space; a bucket has no free space to reserve');
+
+    test('a new upload of the same instance and job supersedes the old one and releases its space', {
+      skip: spaceOnly,
+    }, async () => {
       // Instance 1 declares (nearly) all the free space and sends a first chunk.
       const hog = await started(
         tokenA,
@@ -106,7 +113,9 @@ export function reservationsSuite(label: string, start: StartStation): void {
       assert.equal((await putChunk(station.url, tokenA, otherJob, 0, randomBytes(10))).status, 200);
     });
 
-    test('empty chunks hold no space and do not keep a session from the sweep; received bytes do', async () => {
+    test('empty chunks hold no space and do not keep a session from the sweep; received bytes do', {
+      skip: spaceOnly,
+    }, async () => {
       advance(2 * HOUR_MS); // earlier reservations lapse
       const hog = await started(
         tokenA,

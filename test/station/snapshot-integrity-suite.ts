@@ -1,22 +1,24 @@
 // Integrity of the stored snapshots: verification (CONTRACT.md: verification result fields)
-// and, across a restart, the kept result and start-up reconciliation with the disk. The first
+// and, across a restart, the kept result and start-up reconciliation with the store. The first
 // test sees a Station on which verification never ran; the last section stops the Station,
-// edits its disk by hand and starts it again.
+// edits its store by hand (files on disk, objects in the bucket) and starts it again.
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import {
-  copyFileSync,
-  existsSync,
-  mkdirSync,
-  readdirSync,
-  readFileSync,
-  rmSync,
-  statSync,
-  writeFileSync,
-} from 'node:fs';
+import { existsSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { before, describe, test } from 'node:test';
 import { adminClient } from '../helpers/http.ts';
+import {
+  onS3,
+  putSnapshot,
+  removeSnapshot,
+  snapshotExists,
+  stagingAreas,
+  storedBytes,
+  storedUnder,
+  storeOf,
+} from '../helpers/station-store.ts';
+import { archiveMeta, initiate } from '../helpers/uploads.ts';
 import {
   assertError,
   assertIso,
@@ -28,12 +30,13 @@ import {
   useStoreStation,
 } from './store-kit.ts';
 
+const HOUR_MS = 60 * 60 * 1000;
+
 export function snapshotIntegritySuite(label: string, start: StartStation): void {
   describe(label, () => {
     const ctx = useStoreStation(start);
     const {
       root,
-      fileOf,
       mintStation,
       store,
       get,
@@ -88,13 +91,13 @@ export function snapshotIntegritySuite(label: string, start: StartStation): void
         assertError(await ctx.admin.get('/api/admin/verify', { token: 'bogus-token' }), 401);
       });
 
-      test('a stored file changed on disk (same size) is a checksum_mismatch', async () => {
+      test('a stored file changed by hand (same size) is a checksum_mismatch', async () => {
         const victim = await store(token, at, { size: 4096 });
-        const path = fileOf(at.scout, at.instance, at.job, victim.name);
-        const bytes = readFileSync(path);
+        const bytes = await storedBytes(ctx.station, at, victim.name);
         for (let i = 100; i < 132; i += 1) bytes[i] = (bytes[i] ?? 0) ^ 0xff;
-        writeFileSync(path, bytes);
-        assert.equal(statSync(path).size, victim.data.length);
+        assert.ok(await removeSnapshot(ctx.station, at, victim.name));
+        await putSnapshot(ctx.station, at, victim.name, bytes);
+        assert.equal((await storedBytes(ctx.station, at, victim.name)).length, victim.data.length);
 
         const result = (await verify()).body;
         assert.equal(result.status, 'failed');
@@ -118,7 +121,7 @@ export function snapshotIntegritySuite(label: string, start: StartStation): void
 
       test('an indexed file deleted by hand is missing', async () => {
         const victim = await store(token, at);
-        rmSync(fileOf(at.scout, at.instance, at.job, victim.name));
+        assert.ok(await removeSnapshot(ctx.station, at, victim.name));
         const result = (await verify()).body;
         assert.equal(result.status, 'failed');
         assert.deepEqual(failuresOf(result, victim.name), [
@@ -147,7 +150,7 @@ export function snapshotIntegritySuite(label: string, start: StartStation): void
       const copiedName = 'copied__2025-07-01T08-30-00Z__0badf00d.tar.zst';
       const manualName = 'manual.tar.zst';
       const incomingName = `.incoming-${rc.job}__2025-01-01T00-00-00Z__12345678.tar.zst`;
-      const strayPart = `${randomBytes(8).toString('hex')}.part`;
+      const strayUpload = randomBytes(8).toString('hex');
       let token: string;
       let kept: Stored;
       let deleted: Stored;
@@ -160,7 +163,7 @@ export function snapshotIntegritySuite(label: string, start: StartStation): void
       });
 
       test('an unknown .tar.zst file in an instance job folder is unindexed', async () => {
-        writeFileSync(fileOf(vf.scout, vf.instance, vf.job, unindexedName), randomBytes(1234));
+        await putSnapshot(ctx.station, vf, unindexedName, randomBytes(1234));
         const result = (await verify()).body;
         assert.equal(result.status, 'failed');
         assert.deepEqual(result.failures, [
@@ -177,16 +180,27 @@ export function snapshotIntegritySuite(label: string, start: StartStation): void
 
       test('after a restart with files changed by hand, the index follows the disk', async () => {
         await ctx.station.stop();
-        // By hand while the Station is down: a new archive, an indexed file gone, leftovers.
-        const copiedDir = join(root(), rc.scout, rc.instance, 'copied');
-        mkdirSync(copiedDir, { recursive: true });
-        copyFileSync(fileOf(rc.scout, rc.instance, rc.job, kept.name), join(copiedDir, copiedName));
-        const manualDir = join(root(), rc.scout, rc.instance, 'manual-job');
-        mkdirSync(manualDir, { recursive: true });
-        writeFileSync(join(manualDir, manualName), randomBytes(900));
-        rmSync(fileOf(rc.scout, rc.instance, rc.job, deleted.name));
-        writeFileSync(fileOf(rc.scout, rc.instance, rc.job, incomingName), randomBytes(500));
-        writeFileSync(join(ctx.station.dataDir, 'staging', strayPart), randomBytes(700));
+        // By hand while the Station is down: a new archive, an indexed file gone, leftovers (a
+        // staging area no upload owns; on disk also a half-written `.incoming-` file: a bucket
+        // has no half-written objects).
+        const copiedBytes = await storedBytes(ctx.station, rc, kept.name);
+        await putSnapshot(ctx.station, { ...rc, job: 'copied' }, copiedName, copiedBytes);
+        await putSnapshot(ctx.station, { ...rc, job: 'manual-job' }, manualName, randomBytes(900));
+        assert.ok(await removeSnapshot(ctx.station, rc, deleted.name));
+        if (!onS3())
+          writeFileSync(join(root(), rc.scout, rc.instance, rc.job, incomingName), randomBytes(500));
+        await storeOf(ctx.station).beginStaging({
+          uploadId: strayUpload,
+          target: {
+            scoutId: rc.scout,
+            instanceId: rc.instance,
+            jobName: rc.job,
+            filename: `${rc.job}__stray.tar.zst`,
+          },
+          sizeBytes: 700,
+        });
+        const [stray, ...others] = await stagingAreas(ctx.station);
+        assert.ok(stray !== undefined && others.length === 0, 'the stray staging area is there');
 
         const t0 = performance.now();
         ctx.station = await ctx.station.restart();
@@ -199,16 +213,26 @@ export function snapshotIntegritySuite(label: string, start: StartStation): void
         assert.deepEqual(last.body, lastResult);
 
         // Leftovers are gone.
-        assert.equal(
-          existsSync(fileOf(rc.scout, rc.instance, rc.job, incomingName)),
-          false,
-          '.incoming-* removed',
-        );
-        assert.equal(
-          existsSync(join(ctx.station.dataDir, 'staging', strayPart)),
-          false,
-          'stray .part removed',
-        );
+        if (!onS3()) {
+          assert.equal(
+            existsSync(join(root(), rc.scout, rc.instance, rc.job, incomingName)),
+            false,
+            '.incoming-* removed',
+          );
+        }
+        if (onS3()) {
+          // A multipart upload of no session may be one another Station is creating right now:
+          // start-up keeps it while it is young, the sweep removes it once it is a day old.
+          assert.deepEqual(await stagingAreas(ctx.station), [stray], 'a young stray upload is kept');
+          ctx.station.advanceClock(25 * HOUR_MS);
+          const data = randomBytes(100);
+          const at = { scout_id: 'rc-sweep', scout_instance_id: 'rc-sweep-0001', job_name: 'trigger' };
+          const trigger = await initiate(ctx.station.url, await mintStation(), archiveMeta(data, at));
+          assert.equal(trigger.status, 200, JSON.stringify(trigger.body));
+          assert.ok(!(await stagingAreas(ctx.station)).includes(stray), 'the sweep removed the stray upload');
+        } else {
+          assert.deepEqual(await stagingAreas(ctx.station), [], 'the stray staged file was removed');
+        }
 
         // The copied file is indexed and served.
         const copied = (await snapshotsOf(rc.scout, rc.instance, 'copied')).find(
@@ -291,21 +315,24 @@ export function snapshotIntegritySuite(label: string, start: StartStation): void
         assert.equal(refused.status, 409, refused.text);
         assert.equal(refused.body.detail?.cleanup_available, true);
         assert.equal(typeof refused.body.detail?.message, 'string');
-        assert.ok(existsSync(fileOf(rc.scout, rc.instance, rc.job, kept.name)));
+        assert.ok(await snapshotExists(ctx.station, rc, kept.name));
 
         const cleaned = await ctx.admin.delete(
           `/api/instances/${rc.scout}/${rc.instance}?cleanup_missing=true`,
         );
         assert.equal(cleaned.status, 200, cleaned.text);
-        assert.equal(existsSync(fileOf(rc.scout, rc.instance, rc.job, kept.name)), false);
+        assert.equal(await snapshotExists(ctx.station, rc, kept.name), false);
         const inst = await instanceIn(rc.scout, rc.instance);
         assert.deepEqual(inst?.jobs.flatMap((j) => j.snapshots) ?? [], []);
         assert.equal((await verify()).body.status, 'ok');
-        // Nothing of the instance is left on disk.
-        const left = existsSync(join(root(), rc.scout, rc.instance))
-          ? readdirSync(join(root(), rc.scout, rc.instance), { recursive: true })
-          : [];
-        assert.deepEqual(left, []);
+        // Nothing of the instance is left in the store (on disk: not even a folder).
+        assert.deepEqual(await storedUnder(ctx.station, rc.scout), []);
+        if (!onS3()) {
+          const left = existsSync(join(root(), rc.scout, rc.instance))
+            ? readdirSync(join(root(), rc.scout, rc.instance), { recursive: true })
+            : [];
+          assert.deepEqual(left, []);
+        }
       });
     });
   });

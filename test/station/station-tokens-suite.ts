@@ -4,11 +4,10 @@
 // moves forward.
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { existsSync } from 'node:fs';
-import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import { expectIsoNear } from '../helpers/assertions.ts';
 import { Client } from '../helpers/http.ts';
+import { snapshotExists } from '../helpers/station-store.ts';
 import { call, finalize, initiate, putChunk } from '../helpers/uploads.ts';
 import {
   assertError,
@@ -29,7 +28,7 @@ import {
 export function stationTokensSuite(label: string, start: StartStation): void {
   describe(label, () => {
     const ctx = useStation(start, 'main', { MAX_UPLOAD_BYTES: String(MAX_UPLOAD) });
-    const { mint, listEntry, requireEntry, store, meta, initiateAs, snapshotsDir } = ctx;
+    const { mint, listEntry, requireEntry, store, meta, initiateAs } = ctx;
 
     describe('Station tokens', () => {
       test('mint: 201 with credential, ttl_days 365 by default, shared, max_registrations, message', async () => {
@@ -374,12 +373,15 @@ export function stationTokensSuite(label: string, start: StartStation): void {
         const data = randomBytes(100_000);
         const m = meta(data, { scout_id: scout, scout_instance_id: inst, job_name: 'docs' });
         const stored = await store(ctx.station.url, credential, data, m);
+        const at = { scout, instance: inst, job: 'docs' };
+        assert.ok(await snapshotExists(ctx.station, at, stored.stored_as), 'stored');
 
         const deleted = await ctx.admin.delete(`/api/instances/${scout}/${inst}`);
         assertOk(deleted);
-        assert.ok(
-          !existsSync(join(snapshotsDir(ctx.station, scout, inst, 'docs'), stored.stored_as)),
-          'files are gone',
+        assert.equal(
+          await snapshotExists(ctx.station, at, stored.stored_as),
+          false,
+          'the snapshots are gone',
         );
         assert.ok(await listEntry(hash), 'the token is still listed');
 

@@ -3,21 +3,14 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { describe, test } from 'node:test';
+import { storedNames } from '../helpers/station-store.ts';
 import { sha256 } from '../helpers/uploads.ts';
-import {
-  assertOk,
-  filesIn,
-  instanceId,
-  MAX_UPLOAD,
-  type StartStation,
-  unique,
-  useStation,
-} from './uploads-kit.ts';
+import { assertOk, instanceId, MAX_UPLOAD, type StartStation, unique, useStation } from './uploads-kit.ts';
 
 export function uploadRulesSuite(label: string, start: StartStation): void {
   describe(label, () => {
     const ctx = useStation(start, 'main', { MAX_UPLOAD_BYTES: String(MAX_UPLOAD) });
-    const { mint, overviewJob, store, meta, snapshotsDir } = ctx;
+    const { mint, overviewJob, store, meta } = ctx;
 
     describe('unusual snapshots', () => {
       test('less than half, more than double, or another key fingerprint is unusual', async () => {
@@ -110,16 +103,13 @@ export function uploadRulesSuite(label: string, start: StartStation): void {
             pruned.push(done.pruned);
           }
           assert.deepEqual(pruned, [[], [], [names[0]], [names[1]]]);
-          const dir = snapshotsDir(ctx.station, scout, inst, 'docs');
-          assert.deepEqual(filesIn(dir), [names[2], names[3]].sort());
+          const job = (instance: string, name: string) => ({ scout, instance, job: name });
+          assert.deepEqual(await storedNames(ctx.station, job(inst, 'docs')), [names[2], names[3]].sort());
           const listed = await overviewJob(ctx.admin, scout, inst, 'docs');
           assert.deepEqual(listed?.map((s) => s.name).sort(), [names[2], names[3]].sort());
 
-          assert.deepEqual(filesIn(snapshotsDir(ctx.station, scout, inst, 'photos')), [...otherJob].sort());
-          assert.deepEqual(
-            filesIn(snapshotsDir(ctx.station, scout, otherInst, 'docs')),
-            [...otherInstance].sort(),
-          );
+          assert.deepEqual(await storedNames(ctx.station, job(inst, 'photos')), [...otherJob].sort());
+          assert.deepEqual(await storedNames(ctx.station, job(otherInst, 'docs')), [...otherInstance].sort());
           assert.equal((await overviewJob(ctx.admin, scout, inst, 'photos'))?.length, 3);
           assert.equal((await overviewJob(ctx.admin, scout, otherInst, 'docs'))?.length, 3);
         } finally {
