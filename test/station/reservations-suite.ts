@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { adminClient, type Client } from '../helpers/http.ts';
 import type { ServerOptions, TestServer } from '../helpers/server.ts';
-import { diskOnly } from '../helpers/station-store.ts';
+import { diskOnly, stagingAreas } from '../helpers/station-store.ts';
 import { type ArchiveMeta, archiveMeta, initiate, putChunk } from '../helpers/uploads.ts';
 
 const MINUTE_MS = 60 * 1000;
@@ -164,6 +164,26 @@ export function reservationsSuite(label: string, start: StartStation): void {
       advance(2 * HOUR_MS);
       await started(tokenB, declared('inst-two-00000002', 'trigger', 100));
       assert.equal((await putChunk(station.url, tokenA, id, 100, randomBytes(10))).status, 404);
+    });
+
+    test('a superseded upload loses its session and its staging area; other jobs keep theirs', async () => {
+      const before = new Set(await stagingAreas(station));
+      const old = await started(tokenA, declared('inst-one-00000001', 'sup-docs', 5000));
+      assert.equal((await putChunk(station.url, tokenA, old, 0, randomBytes(1000))).status, 200);
+      const other = await started(tokenA, declared('inst-one-00000001', 'sup-photos', 5000));
+      assert.equal((await putChunk(station.url, tokenA, other, 0, randomBytes(10))).status, 200);
+      const areas = (await stagingAreas(station)).filter((a) => !before.has(a));
+      assert.equal(areas.length, 2, `a staging area for each upload: ${areas}`);
+
+      const next = await started(tokenA, declared('inst-one-00000001', 'sup-docs', 5000));
+      assert.notEqual(next, old);
+      const late = await putChunk(station.url, tokenA, old, 1000, randomBytes(10));
+      assert.equal(late.status, 404, JSON.stringify(late.body));
+      assert.match(late.body.detail, /initiate/);
+      const now = await stagingAreas(station);
+      assert.equal(areas.filter((a) => now.includes(a)).length, 1, 'the superseded staging area is gone');
+      assert.equal((await putChunk(station.url, tokenA, next, 0, randomBytes(10))).status, 200);
+      assert.equal((await putChunk(station.url, tokenA, other, 10, randomBytes(10))).status, 200);
     });
   });
 }
