@@ -216,3 +216,23 @@ export function useAction() {
   }
   return { busy, error, setError, run };
 }
+
+/** A table's column headings; `actions` adds the last, unlabelled column of row buttons. */
+export function TableHead({ columns, actions = false }: { columns: string[]; actions?: boolean }) {
+  return (
+    <thead>
+      <tr>
+        {columns.map((label) => (
+          <th key={label} scope="col">
+            {label}
+          </th>
+        ))}
+        {actions && (
+          <th scope="col">
+            <span class="visually-hidden">Actions</span>
+          </th>
+        )}
+      </tr>
+    </thead>
+  );
+}

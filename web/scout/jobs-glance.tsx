@@ -7,7 +7,7 @@ import { api } from '../common/api.ts';
 import { formatBytes, localTime } from '../common/format.ts';
 import type { Polled } from '../common/poll.ts';
 import { linkClick } from '../common/router.ts';
-import { ErrorText, Notice, Section, Time, useAction } from '../common/ui.tsx';
+import { ErrorText, Notice, Section, TableHead, Time, useAction } from '../common/ui.tsx';
 import { StatusBadge } from './job-card.tsx';
 import { folderUrl, jobLabel } from './paths.ts';
 import type { StatusPoll } from './status.ts';
@@ -74,18 +74,10 @@ export function JobsGlance({ status, dirs }: { status: StatusPoll; dirs: Polled<
           <div class="table-wrap">
             <table class="stack jobs-glance">
               <caption class="visually-hidden">Backup jobs, failed first</caption>
-              <thead>
-                <tr>
-                  <th scope="col">Job</th>
-                  <th scope="col">Last result</th>
-                  <th scope="col">Last success</th>
-                  <th scope="col">Newest snapshot</th>
-                  <th scope="col">Next run</th>
-                  <th scope="col">
-                    <span class="visually-hidden">Actions</span>
-                  </th>
-                </tr>
-              </thead>
+              <TableHead
+                columns={['Job', 'Last result', 'Last success', 'Newest snapshot', 'Next run']}
+                actions
+              />
               <tbody>
                 {jobs.map((dir) => (
                   <JobLine

@@ -4,7 +4,7 @@ import { Dialog } from '../common/dialog.tsx';
 import { formatBytes } from '../common/format.ts';
 import { usePoll } from '../common/poll.ts';
 import { useSession } from '../common/session.tsx';
-import { ErrorText, Field, Notice, Section, Time, useAction } from '../common/ui.tsx';
+import { ErrorText, Field, Notice, Section, TableHead, Time, useAction } from '../common/ui.tsx';
 import { IDLE_MS, type StatusPoll } from './status.ts';
 import type { RestoreRequest } from './types.ts';
 
@@ -214,18 +214,7 @@ export function RestoreRequests({ status }: { status: StatusPoll }) {
       ) : (
         <div class="table-wrap">
           <table>
-            <thead>
-              <tr>
-                <th scope="col">Requested</th>
-                <th scope="col">Job</th>
-                <th scope="col">Snapshot</th>
-                <th scope="col">Made by</th>
-                <th scope="col">Status</th>
-                <th scope="col">
-                  <span class="visually-hidden">Actions</span>
-                </th>
-              </tr>
-            </thead>
+            <TableHead columns={['Requested', 'Job', 'Snapshot', 'Made by', 'Status']} actions />
             <tbody>
               {list.map((request) => (
                 <RequestRow

@@ -3,7 +3,7 @@ import { useState } from 'preact/hooks';
 import { api, path } from '../common/api.ts';
 import { ConfirmDialog } from '../common/dialog.tsx';
 import { formatBytes } from '../common/format.ts';
-import { Time } from '../common/ui.tsx';
+import { TableHead, Time } from '../common/ui.tsx';
 import { MISSING_RULE, UNUSUAL_RULE } from './health.ts';
 import { Filename } from './names.tsx';
 import { type InstanceRef, RestoreDialog } from './restore-dialog.tsx';
@@ -39,17 +39,7 @@ export function SnapshotTable({
       <div class="table-wrap">
         <table class="stack">
           <caption class="visually-hidden">Snapshots of {job.jobName}, newest first</caption>
-          <thead>
-            <tr>
-              <th scope="col">Snapshot</th>
-              <th scope="col">Size</th>
-              <th scope="col">Stored</th>
-              <th scope="col">Notes</th>
-              <th scope="col">
-                <span class="visually-hidden">Actions</span>
-              </th>
-            </tr>
-          </thead>
+          <TableHead columns={['Snapshot', 'Size', 'Stored', 'Notes']} actions />
           <tbody>
             {rows.map((s) => (
               <SnapshotRow

@@ -3,7 +3,7 @@ import { useState } from 'preact/hooks';
 import { api, path } from '../common/api.ts';
 import { ConfirmDialog } from '../common/dialog.tsx';
 import { ageSeconds } from '../common/format.ts';
-import { Notice, Time } from '../common/ui.tsx';
+import { Notice, TableHead, Time } from '../common/ui.tsx';
 import type { Binding, Credential } from './types.ts';
 
 const SOON_DAYS = 14;
@@ -44,18 +44,7 @@ export function TokenList({ tokens, onChanged }: { tokens: Credential[]; onChang
       ) : (
         <div class="table-wrap">
           <table>
-            <thead>
-              <tr>
-                <th scope="col">Token hash</th>
-                <th scope="col">Kind</th>
-                <th scope="col">Created</th>
-                <th scope="col">Expires</th>
-                <th scope="col">Bound instances</th>
-                <th scope="col">
-                  <span class="visually-hidden">Actions</span>
-                </th>
-              </tr>
-            </thead>
+            <TableHead columns={['Token hash', 'Kind', 'Created', 'Expires', 'Bound instances']} actions />
             <tbody>
               {tokens.map((t) => (
                 <TokenRow
