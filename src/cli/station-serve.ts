@@ -1,7 +1,7 @@
 import { loadStationConfig, type ServeFlags } from '../core/config.ts';
+import { restartWithMallocTunables } from '../core/malloc-tuning.ts';
 import { serveRole } from '../core/server.ts';
 import { startStation } from '../station/app.ts';
-import { restartWithMallocTunables } from '../core/malloc-tuning.ts';
 
 export async function stationServe(flags: ServeFlags): Promise<void> {
   restartWithMallocTunables();
