@@ -50,7 +50,9 @@ export async function startStation(config: StationConfig): Promise<RunningRole> 
     app.route('/', healthRoutes(station));
     const metrics = createStationMetrics({
       db: storage.stationDb,
-      backupRoot: config.backupRoot,
+      ...(station.store.space
+        ? { storedFree: async () => (await station.store.space?.())?.storedFree ?? null }
+        : {}),
       lastVerification: () => station.verifier.last(),
     });
     app.route('/', metricsRoutes(metrics));

@@ -6,6 +6,7 @@
 // failure in CI.
 import { type CephS3, onCeph } from '../helpers/ceph.ts';
 import { type ServerOptions, startServer } from '../helpers/server.ts';
+import { metricsSuite } from './metrics-suite.ts';
 import { reservationsSuite } from './reservations-suite.ts';
 import { snapshotDownloadsSuite } from './snapshot-downloads-suite.ts';
 import { snapshotIntegritySuite } from './snapshot-integrity-suite.ts';
@@ -49,4 +50,5 @@ onCeph('Station suites on S3 (Ceph)', (ceph) => {
   snapshotIntegritySuite(label('verification and start-up reconciliation'), () => station());
   reservationsSuite(label('staging reservations'), station);
   snapshotOrderSuite(label('snapshot order'), () => station());
+  metricsSuite(label('metrics'), () => station());
 });

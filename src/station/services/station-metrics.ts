@@ -1,4 +1,3 @@
-import { statfs } from 'node:fs/promises';
 import { eq, sql } from 'drizzle-orm';
 import type { MiddlewareHandler } from 'hono';
 import { Counter, Gauge } from 'prom-client';
@@ -48,10 +47,9 @@ async function perJob(db: StationDb): Promise<JobRow[]> {
   return JSON.parse(row?.rows ?? '[]') as JobRow[];
 }
 
-async function freeBytes(backupRoot: string): Promise<number | null> {
+async function freeBytes(storedFree: () => Promise<number | null>): Promise<number | null> {
   try {
-    const fs = await statfs(backupRoot);
-    return fs.bavail * fs.bsize;
+    return await storedFree();
   } catch (err) {
     log.warn({ err }, 'metrics: cannot read the free space of BACKUP_ROOT');
     return null;
@@ -74,7 +72,8 @@ function finalizeResult(status: number, error: unknown): UploadResult {
  */
 export function createStationMetrics(deps: {
   db: StationDb;
-  backupRoot: string;
+  /** Free bytes where snapshots are stored; absent when the store has no such limit (a bucket). */
+  storedFree?: () => Promise<number | null>;
   lastVerification: () => Promise<VerificationResult>;
 }): RoleMetrics & { countFinalize: MiddlewareHandler<AppEnv> } {
   const registry = createMetricsRegistry();
@@ -100,7 +99,8 @@ export function createStationMetrics(deps: {
   const free = new Gauge({
     name: 'backupd_storage_free_bytes',
     help: 'Free bytes on the disk of BACKUP_ROOT (for this Station process).',
-    registers,
+    // A bucket has no free space to report: no family rather than a 0 that reads as a full disk.
+    registers: deps.storedFree ? registers : [],
   });
   const verifyFailures = new Gauge({
     name: 'backupd_verify_failures',
@@ -121,7 +121,7 @@ export function createStationMetrics(deps: {
     async refresh() {
       const [jobs, space, verification] = await Promise.all([
         perJob(deps.db),
-        freeBytes(deps.backupRoot),
+        deps.storedFree ? freeBytes(deps.storedFree) : null,
         deps.lastVerification(),
       ]);
       for (const gauge of [count, bytes, newest]) gauge.reset();
