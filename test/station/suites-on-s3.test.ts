@@ -1,11 +1,12 @@
-// The Station's upload and stored-snapshot suites again, on PGlite with the snapshots in a real
-// S3 bucket (one Ceph RADOS Gateway for the file): issue #15's "the existing Station suites pass
-// with STORAGE_URL set". Every Station of these suites gets STORAGE_URL=s3://station-suites/<its
+// The Station's upload, stored-snapshot, metrics and binding suites again, on PGlite with the
+// snapshots in a real S3 bucket (one Ceph RADOS Gateway for the file): issue #15's "the existing
+// Station suites pass with STORAGE_URL set". Every Station of these suites gets STORAGE_URL=s3://station-suites/<its
 // data dir's name> (TEST_STORAGE_URL, see helpers/server.ts); tests about the disk store itself
 // are skipped with "disk store only" (helpers/station-store.ts). Skipped without Ceph locally, a
 // failure in CI.
 import { type CephS3, onCeph } from '../helpers/ceph.ts';
 import { type ServerOptions, startServer } from '../helpers/server.ts';
+import { bindingSuite } from './binding-suite.ts';
 import { metricsSuite } from './metrics-suite.ts';
 import { reservationsSuite } from './reservations-suite.ts';
 import { snapshotDownloadsSuite } from './snapshot-downloads-suite.ts';
@@ -51,4 +52,5 @@ onCeph('Station suites on S3 (Ceph)', (ceph) => {
   reservationsSuite(label('staging reservations'), station);
   snapshotOrderSuite(label('snapshot order'), () => station());
   metricsSuite(label('metrics'), () => station());
+  bindingSuite(label('binding'), async () => [await station()]);
 });
