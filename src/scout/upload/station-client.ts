@@ -1,4 +1,3 @@
-import { createReadStream } from 'node:fs';
 import { Readable } from 'node:stream';
 import type { ReadableStream as WebReadableStream } from 'node:stream/web';
 import type { DrillOutcome } from '../../shared/protocol/drills.ts';
@@ -20,6 +19,7 @@ import type {
   InitiateRequest,
 } from '../../shared/protocol/uploads.ts';
 import { stationContact } from '../services/station-contact.ts';
+import { type FileRange, putFile } from './file-put.ts';
 
 export type { FinalizeReply, InitiateReply } from '../../shared/protocol/uploads.ts';
 
@@ -73,7 +73,7 @@ export function createStationClient(baseUrl: string, token: string) {
   async function send(
     method: string,
     path: string,
-    body: string | Readable | undefined,
+    body: string | FileRange | undefined,
     signal: AbortSignal | undefined,
     headers: Record<string, string> = {},
   ): Promise<Response> {
@@ -85,13 +85,12 @@ export function createStationClient(baseUrl: string, token: string) {
     );
     let response: Response;
     try {
-      response = await fetch(`${base}${path}`, {
-        method,
-        headers: { authorization: `Bearer ${token}`, ...headers },
-        // A stream body (async-iterable: fetch takes its chunks as they are) needs half-duplex.
-        ...(body instanceof Readable ? { body, duplex: 'half' } : { body }),
-        signal: signal ? AbortSignal.any([signal, timeout.signal]) : timeout.signal,
-      } as RequestInit);
+      const allHeaders = { authorization: `Bearer ${token}`, ...headers };
+      const signals = signal ? AbortSignal.any([signal, timeout.signal]) : timeout.signal;
+      response =
+        typeof body === 'object'
+          ? await putFile(`${base}${path}`, allHeaders, body, signals)
+          : await fetch(`${base}${path}`, { method, headers: allHeaders, body, signal: signals });
     } catch (error) {
       if (signal?.aborted) throw signal.reason;
       const cause = (error as Error).cause ?? (error as Error).message;
@@ -159,16 +158,15 @@ export function createStationClient(baseUrl: string, token: string) {
       length: number,
       signal?: AbortSignal,
     ): Promise<ChunkReply> {
-      // Large reads, handed to fetch as they come (see send: no web-stream conversion).
-      const body = createReadStream(file, {
-        start: offset,
-        end: offset + length - 1,
-        highWaterMark: 1024 * 1024,
-      });
-      const response = await send('PUT', uploadPaths.chunk(uploadId, offset), body, signal, {
-        'content-type': 'application/octet-stream',
-        'content-length': String(length),
-      });
+      const response = await send(
+        'PUT',
+        uploadPaths.chunk(uploadId, offset),
+        { file, offset, length },
+        signal,
+        {
+          'content-type': 'application/octet-stream',
+        },
+      );
       return (await response.json()) as ChunkReply;
     },
 
