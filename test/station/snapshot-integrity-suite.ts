@@ -32,6 +32,11 @@ import {
 
 const HOUR_MS = 60 * 60 * 1000;
 
+/** What verification reports of one file of a job. */
+function failure(at: { scout: string; instance: string; job: string }, filename: string, problem: string) {
+  return { scout_id: at.scout, scout_instance_id: at.instance, job_name: at.job, filename, problem };
+}
+
 export function snapshotIntegritySuite(label: string, start: StartStation): void {
   describe(label, () => {
     const ctx = useStoreStation(start);
@@ -101,15 +106,7 @@ export function snapshotIntegritySuite(label: string, start: StartStation): void
 
         const result = (await verify()).body;
         assert.equal(result.status, 'failed');
-        assert.deepEqual(failuresOf(result, victim.name), [
-          {
-            scout_id: at.scout,
-            scout_instance_id: at.instance,
-            job_name: at.job,
-            filename: victim.name,
-            problem: 'checksum_mismatch',
-          },
-        ]);
+        assert.deepEqual(failuresOf(result, victim.name), [failure(at, victim.name, 'checksum_mismatch')]);
         assert.equal(result.failures.length, 1, JSON.stringify(result.failures));
         assert.deepEqual((await ctx.admin.get('/api/admin/verify')).body, result);
         assert.equal(
@@ -124,15 +121,7 @@ export function snapshotIntegritySuite(label: string, start: StartStation): void
         assert.ok(await removeSnapshot(ctx.station, at, victim.name));
         const result = (await verify()).body;
         assert.equal(result.status, 'failed');
-        assert.deepEqual(failuresOf(result, victim.name), [
-          {
-            scout_id: at.scout,
-            scout_instance_id: at.instance,
-            job_name: at.job,
-            filename: victim.name,
-            problem: 'missing',
-          },
-        ]);
+        assert.deepEqual(failuresOf(result, victim.name), [failure(at, victim.name, 'missing')]);
         assert.equal(result.failures.length, 1, JSON.stringify(result.failures));
         // Removing the record clears the problem.
         const removed = await ctx.admin.delete(
@@ -166,15 +155,7 @@ export function snapshotIntegritySuite(label: string, start: StartStation): void
         await putSnapshot(ctx.station, vf, unindexedName, randomBytes(1234));
         const result = (await verify()).body;
         assert.equal(result.status, 'failed');
-        assert.deepEqual(result.failures, [
-          {
-            scout_id: vf.scout,
-            scout_instance_id: vf.instance,
-            job_name: vf.job,
-            filename: unindexedName,
-            problem: 'unindexed',
-          },
-        ]);
+        assert.deepEqual(result.failures, [failure(vf, unindexedName, 'unindexed')]);
         lastResult = result;
       });
 
@@ -296,15 +277,7 @@ export function snapshotIntegritySuite(label: string, start: StartStation): void
       test('verification after the restart reports the missing file; instance delete needs cleanup_missing', async () => {
         const result = (await verify()).body;
         assert.equal(result.status, 'failed');
-        assert.deepEqual(failuresOf(result, deleted.name), [
-          {
-            scout_id: rc.scout,
-            scout_instance_id: rc.instance,
-            job_name: rc.job,
-            filename: deleted.name,
-            problem: 'missing',
-          },
-        ]);
+        assert.deepEqual(failuresOf(result, deleted.name), [failure(rc, deleted.name, 'missing')]);
         assert.deepEqual(
           result.failures.filter((f: Failure) => f.problem !== 'missing'),
           [],
