@@ -79,11 +79,32 @@ export function createDiskStore(dirs: { backupRoot: string; stagingDir: string }
     return { ...stored, sizeBytes: stats?.sizeBytes ?? 0, mtimeMs: stats?.mtimeMs ?? 0 };
   }
 
+  /** Every job folder of the instance layout. */
+  async function* jobDirs() {
+    for (const scoutId of await subdirs(root)) {
+      for (const instanceId of await subdirs(join(root, scoutId))) {
+        for (const jobName of await subdirs(join(root, scoutId, instanceId))) {
+          yield { scoutId, instanceId, jobName, dir: join(root, scoutId, instanceId, jobName) };
+        }
+      }
+    }
+  }
+
   return {
     kind: 'disk',
 
+    /**
+     * Start-up: creates the folders and removes the temporaries that interrupted commits and
+     * copies left (only here: while the Station runs, a temporary may be a copy in progress).
+     */
     async prepare() {
       for (const dir of [root, dirs.stagingDir]) await mkdir(dir, { recursive: true });
+      for await (const { dir } of jobDirs()) {
+        for (const entry of await readdir(dir, { withFileTypes: true })) {
+          if (entry.isFile() && entry.name.startsWith(TEMP_PREFIX))
+            await rm(join(dir, entry.name), { force: true });
+        }
+      }
     },
 
     async health(): Promise<StorageHealth> {
@@ -223,30 +244,20 @@ export function createDiskStore(dirs: { backupRoot: string; stagingDir: string }
       await rm(join(root, scoutId, instanceId), { recursive: true, force: true });
     },
 
-    /** Every snapshot file in the instance layout; leftovers of interrupted commits are removed. */
+    /** Every snapshot file in the instance layout (temporaries of commits and copies are not). */
     async *list(): AsyncGenerator<StoredFile> {
-      for (const scoutId of await subdirs(root)) {
-        for (const instanceId of await subdirs(join(root, scoutId))) {
-          for (const jobName of await subdirs(join(root, scoutId, instanceId))) {
-            const dir = join(root, scoutId, instanceId, jobName);
-            for (const entry of await readdir(dir, { withFileTypes: true })) {
-              if (!entry.isFile()) continue;
-              if (entry.name.startsWith(TEMP_PREFIX)) {
-                await rm(join(dir, entry.name), { force: true });
-                continue;
-              }
-              if (!isSnapshotFilename(entry.name)) continue;
-              const s = await stat(join(dir, entry.name));
-              yield {
-                scoutId,
-                instanceId,
-                jobName,
-                filename: entry.name,
-                sizeBytes: s.size,
-                mtimeMs: Math.round(s.mtimeMs),
-              };
-            }
-          }
+      for await (const { scoutId, instanceId, jobName, dir } of jobDirs()) {
+        for (const entry of await readdir(dir, { withFileTypes: true })) {
+          if (!entry.isFile() || !isSnapshotFilename(entry.name)) continue;
+          const s = await stat(join(dir, entry.name));
+          yield {
+            scoutId,
+            instanceId,
+            jobName,
+            filename: entry.name,
+            sizeBytes: s.size,
+            mtimeMs: Math.round(s.mtimeMs),
+          };
         }
       }
     },

@@ -87,7 +87,7 @@ export interface AppendResult {
 
 export interface SnapshotStorage {
   readonly kind: 'disk' | 's3';
-  /** Creates what is missing (folders, the bucket) at start-up. */
+  /** Start-up: creates what is missing (folders, the bucket) and removes leftovers of interrupted commits. */
   prepare(): Promise<void>;
   health(): Promise<StorageHealth>;
   /**
@@ -135,7 +135,7 @@ export interface SnapshotStorage {
   localPath?(key: SnapshotKey): string;
   remove(key: SnapshotKey): Promise<boolean>;
   removeInstance(scoutId: string, instanceId: string): Promise<void>;
-  /** Every stored snapshot (the instance layout); leftovers of interrupted commits are cleaned. */
+  /** Every stored snapshot (the instance layout); temporaries of commits in progress are not listed. */
   list(): AsyncIterable<StoredFile>;
   /** Writes a whole snapshot (move-storage): appears only complete, never overwrites. */
   put(key: SnapshotKey, body: Readable, sizeBytes: number): Promise<StoredFile>;
