@@ -72,6 +72,7 @@ export async function writeArchive(options: ArchiveOptions): Promise<ArchiveResu
   let handle: FileHandle | null = null;
   let zstd: ZstdWorkers | null = null;
   let sealer: SealWorker | null = null;
+  let complete = false;
   try {
     handle = await open(partPath, 'w');
     zstd = new ZstdWorkers({ level: 3, blockSize: BLOCK, frames: channels.map((c) => c.port1), onFailure });
@@ -116,20 +117,26 @@ export async function writeArchive(options: ArchiveOptions): Promise<ArchiveResu
     });
     await filler.end();
     for (const block of spare.splice(0)) release(block);
-    const result = await sealer.end(workers.count);
+    // A zstd worker that fails after the last block was handed over would leave the sealer
+    // waiting for a frame that never comes: its failure ends the wait too.
+    const failed = (async () => {
+      while (!failure) await changed.next();
+      throw failure;
+    })();
+    const result = await Promise.race([sealer.end(workers.count), failed]);
     await handle.sync();
     await handle.close();
     handle = null;
     await rename(partPath, options.outPath);
+    complete = true;
     return result;
-  } catch (error) {
-    // Stop the workers before closing the file they write.
-    await Promise.all([zstd?.close(), sealer?.close()]);
-    await handle?.close().catch(() => {});
-    await rm(partPath, { force: true });
-    throw error;
   } finally {
+    // Stop the workers before closing the file they write; an archive not renamed into place is removed.
     await Promise.all([zstd?.close(), sealer?.close()]);
+    if (!complete) {
+      await handle?.close().catch(() => {});
+      await rm(partPath, { force: true });
+    }
     for (const channel of channels) {
       channel.port1.close();
       channel.port2.close();

@@ -60,7 +60,7 @@ function header(fields: {
 }
 
 const ZEROS = Buffer.alloc(1024 * 1024);
-const padding = (size: number) => Buffer.alloc((BLOCK - (size % BLOCK)) % BLOCK);
+const padding = (size: number) => ZEROS.subarray(0, (BLOCK - (size % BLOCK)) % BLOCK);
 const isAscii = (text: string) => /^[\x20-\x7e]*$/.test(text);
 
 /**
@@ -234,5 +234,5 @@ export async function writeTar(
       closeSync(fd);
     }
   }
-  await sink.put(Buffer.alloc(BLOCK * 2));
+  await sink.put(ZEROS.subarray(0, BLOCK * 2));
 }
