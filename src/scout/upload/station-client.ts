@@ -119,18 +119,7 @@ export function createStationClient(baseUrl: string, token: string) {
       signal,
       body === undefined ? {} : JSON_HEADERS,
     );
-    const text = await response.text();
-    try {
-      return (text ? JSON.parse(text) : null) as T;
-    } catch {
-      throw new StationError(
-        response.status,
-        text,
-        null,
-        `the Station answered ${path} with no JSON`,
-        'station_error',
-      );
-    }
+    return readJson<T>(response, path);
   }
 
   async function download(path: string, signal: AbortSignal | undefined): Promise<Download> {
@@ -167,7 +156,7 @@ export function createStationClient(baseUrl: string, token: string) {
           'content-type': 'application/octet-stream',
         },
       );
-      return (await response.json()) as ChunkReply;
+      return readJson<ChunkReply>(response, uploadPaths.chunk(uploadId, offset));
     },
 
     finalize: (uploadId: string, signal?: AbortSignal) =>
@@ -209,6 +198,22 @@ export function createStationClient(baseUrl: string, token: string) {
 }
 
 /** A StationError from a refusal: its detail, code and Retry-After. */
+/** An answer's JSON; an answer that is not JSON is a Station error, not a crash. */
+async function readJson<T>(response: Response, path: string): Promise<T> {
+  const text = await response.text();
+  try {
+    return (text ? JSON.parse(text) : null) as T;
+  } catch {
+    throw new StationError(
+      response.status,
+      text,
+      null,
+      `the Station answered ${path} with no JSON`,
+      'station_error',
+    );
+  }
+}
+
 async function refusal(response: Response): Promise<StationError> {
   const text = await response.text().catch(() => '');
   let parsed: unknown = text;
