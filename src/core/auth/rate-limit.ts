@@ -124,14 +124,20 @@ export async function reserve(
   const release = async () => {
     await Promise.all(counted.map((c) => counter.takeBack(c.key, c.windowEnd)));
   };
-  for (const [i, [limit, key]] of slots.entries()) {
-    const slotKey = `${limit.name}:${key}`;
-    const { count, windowEnd } = await counter.add(slotKey, limit.windowMs);
-    counted.push({ key: slotKey, windowEnd });
-    if (count > limit.limit) {
-      await release();
-      return { wait: secondsUntil(windowEnd), blockedBy: i };
+  try {
+    for (const [i, [limit, key]] of slots.entries()) {
+      const slotKey = `${limit.name}:${key}`;
+      const { count, windowEnd } = await counter.add(slotKey, limit.windowMs);
+      counted.push({ key: slotKey, windowEnd });
+      if (count > limit.limit) {
+        await release();
+        return { wait: secondsUntil(windowEnd), blockedBy: i };
+      }
     }
+  } catch (error) {
+    // A counter that fails half-way (the database gone) must not leave an attempt counted.
+    await release().catch(() => {});
+    throw error;
   }
   return { wait: 0, release };
 }
