@@ -43,8 +43,6 @@ export const notFound = (detail: Detail, code?: ErrorCode) => new AppError(404, 
 export const conflict = (detail: Detail, code?: ErrorCode) => new AppError(409, detail, { code });
 export const payloadTooLarge = (detail: Detail, code?: ErrorCode) => new AppError(413, detail, { code });
 export const unavailable = (detail: Detail, code?: ErrorCode) => new AppError(503, detail, { code });
-export const insufficientStorage = (detail: Detail, cause?: unknown) =>
-  new AppError(507, detail, { cause, code: 'insufficient_storage' });
 export const tooManyRequests = (retryAfterSeconds: number, detail: Detail) =>
   new AppError(429, detail, { headers: { 'Retry-After': String(retryAfterSeconds) } });
 

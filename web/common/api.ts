@@ -4,11 +4,13 @@
  * `detail` (what the UI shows next to what caused it).
  */
 
+import { type ErrorCode, errorCodeOf } from '../../src/shared/protocol/error-codes.ts';
+
 export class ApiError extends Error {
   readonly status: number;
   readonly detail: string;
   /** The answer's stable `code` (what the UI decides by; `detail` is for people), or null. */
-  readonly code: string | null;
+  readonly code: ErrorCode | null;
   /** Seconds to wait before retrying, from Retry-After on a 429. */
   readonly retryAfter: number | null;
   readonly body: unknown;
@@ -19,8 +21,7 @@ export class ApiError extends Error {
     this.detail = detail;
     this.retryAfter = retryAfter;
     this.body = body;
-    const code = body && typeof body === 'object' ? (body as { code?: unknown }).code : undefined;
-    this.code = typeof code === 'string' ? code : null;
+    this.code = errorCodeOf(body);
   }
 }
 

@@ -21,7 +21,7 @@ const SNAPSHOT_FILENAME = /^[A-Za-z0-9_-][A-Za-z0-9._-]*\.tar\.zst$/;
 export const SNAPSHOT_FILENAME_RULE =
   'a snapshot file name ending in .tar.zst, as the snapshot list gives it';
 export const isSnapshotFilename = (value: string): boolean =>
-  value.length <= 255 && SNAPSHOT_FILENAME.test(value);
+  value.length <= 255 && SNAPSHOT_FILENAME.test(value) && !value.includes('..');
 
 /** `YYYY-MM-DDTHH:MM:SSZ`, a real UTC second. */
 export const TIMESTAMP_RULE = 'UTC in the form YYYY-MM-DDTHH:MM:SSZ';
@@ -50,10 +50,6 @@ export const idempotencyKeyField = (field: string) =>
   z
     .string({ error: `${field} is required` })
     .regex(IDEMPOTENCY_KEY, `${field} must be ${IDEMPOTENCY_KEY_RULE}`);
-export const snapshotFilenameField = (field: string) =>
-  z
-    .string({ error: `${field} is required` })
-    .refine(isSnapshotFilename, `${field} must be ${SNAPSHOT_FILENAME_RULE}`);
 /** A whole number of bytes ≥ `min`, within JavaScript's exact integers. */
 export const byteCountField = (field: string, min = 0) =>
   z
