@@ -1,5 +1,8 @@
 // Snapshot archives made with the real programs, the way a restore must be able to read them.
 import { execFileSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 
 /** `tar --format=posix <tarArgs> -cf - | zstd -q -3 | age -r <recipient>`, run in `cwd`. */
 export function archiveWithTools(cwd: string, tarArgs: string[], recipient: string): Buffer {
@@ -8,4 +11,35 @@ export function archiveWithTools(cwd: string, tarArgs: string[], recipient: stri
     ['-c', 'tar --format=posix "$@" -cf - | zstd -q -3 | age -r "$0"', recipient, ...tarArgs],
     { cwd, maxBuffer: 64 * 1024 * 1024, stdio: ['ignore', 'pipe', 'ignore'] },
   );
+}
+
+/**
+ * The entries of a job's newest snapshot on a Station (tar's listing, folders ending in '/'):
+ * downloaded through the recovery API with a Station token bound to the Scout, then
+ * `age -d | zstd -d | tar -t` with the Scout's key.
+ */
+export async function newestSnapshotEntries(options: {
+  stationUrl: string;
+  credential: string;
+  scout: { scout_id: string; scout_instance_id: string; age_identity: string };
+  job: string;
+}): Promise<string[]> {
+  const { stationUrl, credential, scout, job } = options;
+  const res = await fetch(
+    `${stationUrl}/backup/recovery/${scout.scout_id}/${scout.scout_instance_id}/${job}/latest`,
+    { headers: { authorization: `Bearer ${credential}` } },
+  );
+  if (res.status !== 200) throw new Error(`downloading the newest snapshot of ${job}: ${res.status}`);
+  const work = mkdtempSync(join(tmpdir(), 'snapshot-entries-'));
+  try {
+    writeFileSync(join(work, 'snap.tar.zst'), Buffer.from(await res.arrayBuffer()));
+    writeFileSync(join(work, 'key.txt'), `${scout.age_identity}\n`, { mode: 0o600 });
+    const listing = execFileSync('sh', ['-c', 'age -d -i key.txt snap.tar.zst | zstd -d | tar -t'], {
+      cwd: work,
+      encoding: 'utf8',
+    });
+    return listing.split('\n').filter(Boolean);
+  } finally {
+    rmSync(work, { recursive: true, force: true });
+  }
 }

@@ -41,6 +41,14 @@ export function relativeTime(value: string | number | Date, now = Date.now()): s
   return seconds < 0 ? `${amount} ${unit} ago` : `in ${amount} ${unit}`;
 }
 
+/** "20:48" today, "24 Nov, 20:48" on another day: when something happened, briefly. */
+export function shortTime(value: string | number | Date, now = new Date()): string {
+  const date = toDate(value);
+  const time = date.toLocaleTimeString([], { hour: '2-digit', minute: '2-digit' });
+  if (date.toDateString() === now.toDateString()) return time;
+  return `${date.toLocaleDateString([], { day: 'numeric', month: 'short' })}, ${time}`;
+}
+
 export function localTime(value: string | number | Date): string {
   return toDate(value).toLocaleString();
 }

@@ -3,6 +3,7 @@ import { api } from '../common/api.ts';
 import { ConfirmDialog } from '../common/dialog.tsx';
 import { cronPeriodDays, drillBadge, ProvenRestorable, WEEKLY_DAYS } from '../common/drill.tsx';
 import { codeBadge, codeMeaning } from '../common/error-codes.ts';
+import { localTime, shortTime } from '../common/format.ts';
 import { linkClick } from '../common/router.ts';
 import { useSession } from '../common/session.tsx';
 import { ErrorText, Notice, Time, useAction } from '../common/ui.tsx';
@@ -42,6 +43,20 @@ export function StatusBadge({ dir }: { dir: Directory }) {
         </>
       ) : null}
     </>
+  );
+}
+
+/**
+ * "An archive from 20:48 is waiting": the next cycle uploads it first (it holds the files as
+ * they were then), then backs up what changed since.
+ */
+export function StagedLine({ dir }: { dir: Directory }) {
+  const at = dir.state.staged_at;
+  return (
+    <span title={at ? localTime(at) : undefined}>
+      {at ? <>An archive from {shortTime(at)} is waiting</> : 'An archive is waiting'} to be uploaded; the
+      next backup sends it first, then what changed since.
+    </span>
   );
 }
 
@@ -114,8 +129,10 @@ export function JobCard({
         <ProvenRestorable drill={dir.state.last_drill} badge={drillFlag} />
         {dir.state.staged ? (
           <>
-            <dt>Staged</dt>
-            <dd>an archive waits here for upload</dd>
+            <dt>Waiting</dt>
+            <dd data-testid="staged">
+              <StagedLine dir={dir} />
+            </dd>
           </>
         ) : null}
       </dl>

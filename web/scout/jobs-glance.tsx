@@ -8,7 +8,7 @@ import { formatBytes, localTime } from '../common/format.ts';
 import type { Polled } from '../common/poll.ts';
 import { linkClick } from '../common/router.ts';
 import { ErrorText, Notice, Section, TableHead, Time, useAction } from '../common/ui.tsx';
-import { StatusBadge } from './job-card.tsx';
+import { StagedLine, StatusBadge } from './job-card.tsx';
 import { folderUrl, jobLabel } from './paths.ts';
 import type { StatusPoll } from './status.ts';
 import type { Directory, DirectoryList, OperationReply } from './types.ts';
@@ -125,6 +125,11 @@ function JobLine({
       <td data-label="Last result">
         <StatusBadge dir={dir} />
         {error ? <small class="job-error">{error}</small> : null}
+        {dir.state.staged ? (
+          <small class="muted job-staged" data-testid="staged">
+            <StagedLine dir={dir} />
+          </small>
+        ) : null}
       </td>
       <td data-label="Last success">
         <Time value={dir.state.last_success_at} />

@@ -77,6 +77,8 @@ export interface JobState {
   /** The size of the snapshot stored as last_stored_as. */
   last_stored_bytes?: number | null;
   staged: boolean;
+  /** When the waiting archive was made (its files are as they were then), or null. */
+  staged_at?: string | null;
   /** The last restore drill of the job (null: none yet). */
   last_drill?: LastDrill | null;
 }

@@ -22,6 +22,13 @@ const log = logger.child({ mod: 'scout/backup' });
 
 export type Trigger = 'schedule' | 'run_now' | 'force_send';
 
+interface PassResult {
+  /** Whether the Station was reached (for the circuit); null when no upload was tried. */
+  reached: boolean | null;
+  /** An archive staged by an earlier cycle was uploaded. */
+  uploadedWaiting: boolean;
+}
+
 /** `YYYY-MM-DDTHH:MM:SSZ` */
 const utcStamp = (ms: number) => new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
 
@@ -84,31 +91,39 @@ export function createBackup(deps: {
     return staged;
   }
 
-  /** Backs up one job; returns whether the Station was reached (for the circuit), or null if no upload was tried. */
-  async function backupJob(
+  /**
+   * One pass over a job: fingerprint → unchanged, or archive (or reuse the staged one) → upload.
+   * `again` is the second pass of a cycle whose first uploaded an archive staged by an earlier
+   * one: it backs up what changed since, and leaves the state alone when nothing did.
+   */
+  async function backupPass(
     job: DiscoveredJob,
     trigger: Trigger,
     ctx: OperationContext,
-  ): Promise<boolean | null> {
+    again: boolean,
+  ): Promise<PassResult> {
     const config = job.config;
-    if (!config) return null;
+    if (!config) return { reached: null, uploadedWaiting: false };
     const name = config.job_name;
     const now = clock.now();
     const row = await deps.states.get(job.relative_path);
-    await deps.states.update(job.relative_path, name, { lastStatus: 'running', lastAttemptAt: now });
+    if (!again)
+      await deps.states.update(job.relative_path, name, { lastStatus: 'running', lastAttemptAt: now });
     ctx.progress({ job_name: name, phase: 'scanning', bytes_done: 0, bytes_total: 0 });
     try {
       let staged = deps.states.staged(row);
+      const waiting = staged !== null;
       const entries = await collect(job, ctx.signal);
       const fingerprint = jobFingerprint(entries);
       if (!staged && trigger !== 'force_send' && row?.storedFingerprint === fingerprint) {
+        if (again) return { reached: null, uploadedWaiting: false };
         await deps.states.update(job.relative_path, name, {
           lastStatus: 'unchanged',
           lastError: null,
           lastErrorCode: null,
           lastSuccessAt: now,
         });
-        return null;
+        return { reached: null, uploadedWaiting: false };
       }
       staged ??= await stage(job, entries, fingerprint, ctx);
       const settings = await deps.settings.read();
@@ -126,7 +141,7 @@ export function createBackup(deps: {
           false,
           'paused',
         );
-        return null;
+        return { reached: null, uploadedWaiting: false };
       }
       if (!settings.station_url || !settings.scout_credential) {
         await refuse(
@@ -134,7 +149,7 @@ export function createBackup(deps: {
           true,
           'not_configured',
         );
-        return null;
+        return { reached: null, uploadedWaiting: false };
       }
       if (trigger === 'schedule' && deps.circuit.blocksScheduled()) {
         const { retry_at } = deps.circuit.view();
@@ -143,7 +158,7 @@ export function createBackup(deps: {
           false,
           'station_unreachable',
         );
-        return null;
+        return { reached: null, uploadedWaiting: false };
       }
       ctx.progress({ phase: 'uploading', bytes_done: 0, bytes_total: staged.size });
       const client = connect(settings.station_url, settings.scout_credential);
@@ -172,12 +187,12 @@ export function createBackup(deps: {
           staged: null,
         });
         log.info({ job: name, stored_as: stored.stored_as, bytes: staged.size }, 'job uploaded');
-        return true;
+        return { reached: true, uploadedWaiting: waiting };
       } catch (error) {
         if (!(error instanceof StationError)) throw error;
         const failure = stationFailure(error, 'upload');
         await refuse(failure.message, failure.attention, failure.code);
-        return failure.reached;
+        return { reached: failure.reached, uploadedWaiting: false };
       }
     } catch (error) {
       if (ctx.signal.aborted) {
@@ -195,8 +210,25 @@ export function createBackup(deps: {
         lastError: message,
         lastErrorCode: 'internal',
       });
-      return null;
+      return { reached: null, uploadedWaiting: false };
     }
+  }
+
+  /**
+   * Backs up one job; returns whether the Station was reached (for the circuit), or null if no
+   * upload was tried. An archive staged by an earlier cycle goes first (it holds the files as
+   * they were then); the job is then checked again, so what changed since is backed up in the
+   * same cycle instead of the next.
+   */
+  async function backupJob(
+    job: DiscoveredJob,
+    trigger: Trigger,
+    ctx: OperationContext,
+  ): Promise<boolean | null> {
+    const first = await backupPass(job, trigger, ctx, false);
+    if (!first.uploadedWaiting || ctx.signal.aborted) return first.reached;
+    const second = await backupPass(job, trigger, ctx, true);
+    return second.reached ?? first.reached;
   }
 
   /** Runs the pre-hook (a failure skips the job), the job, the post-hook, and notifies on failure. */

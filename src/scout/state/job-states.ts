@@ -23,6 +23,8 @@ export function stateView(row: Row | undefined) {
     last_stored_as: row?.lastStoredAs ?? null,
     last_stored_bytes: row?.lastStoredBytes ?? null,
     staged: Boolean(row?.staged),
+    /** When the waiting archive was made (its files are as they were then), or null. */
+    staged_at: row?.staged ? (JSON.parse(row.staged) as StagedArchive).timestamp : null,
     last_drill: row?.lastDrill ? (JSON.parse(row.lastDrill) as DrillOutcome) : null,
   };
 }
