@@ -40,7 +40,7 @@ export function createStationServices(config: StationConfig, core: Core, storage
     leases,
     snapshots: createSnapshots({ index, store }),
     recovery: createRecovery({ tokens, index, store }),
-    drills: createDrills({ db, tokens, notifier: integrations.notifier }),
+    drills: createDrills({ db, tokens, index, windows: core.windows, notifier: integrations.notifier }),
     restoreRequests: createRestoreRequests({ db, index, tokens, onCreated: events.restoreRequested }),
     integrations,
     verifier: createVerifier({

@@ -3,6 +3,7 @@ import { clock } from '../../core/clock.ts';
 import { badRequest, notFound } from '../../core/errors.ts';
 import { logger } from '../../core/log.ts';
 import type { Notifier } from '../../core/notify/ntfy.ts';
+import { DRILL_ERROR_MAX } from '../../shared/protocol/drills.ts';
 import type { ListedSnapshot } from '../../shared/protocol/recovery.ts';
 import { AgeError } from '../archive/age.ts';
 import type { DiscoveredJob } from '../jobs/discovery.ts';
@@ -123,7 +124,8 @@ export function createDrills(deps: {
         status,
         files,
         bytes,
-        error,
+        // The Station takes at most DRILL_ERROR_MAX characters (src/shared/protocol/drills.ts).
+        error: error === null ? null : error.slice(0, DRILL_ERROR_MAX),
         finished_at: clock.date().toISOString(),
       };
     }

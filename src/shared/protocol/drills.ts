@@ -1,5 +1,8 @@
 import { z } from 'zod';
 
+/** The longest `error` a drill report carries (the Scout cuts a longer one; the Station refuses it). */
+export const DRILL_ERROR_MAX = 1000;
+
 /**
  * `POST /backup/drills/{scout}/{instance}/{job}`: a restore drill's outcome. The Scout keeps it
  * as the job's `state.last_drill` and the Station's overview shows it as the job's `last_drill`.
@@ -9,7 +12,7 @@ export const DrillOutcomeSchema = z.strictObject({
   status: z.enum(['ok', 'failed'], { error: 'status must be ok or failed' }),
   files: z.number().int().min(0, 'files must be a whole number ≥ 0').max(Number.MAX_SAFE_INTEGER),
   bytes: z.number().int().min(0, 'bytes must be a whole number ≥ 0').max(Number.MAX_SAFE_INTEGER),
-  error: z.string().max(4000, 'error is at most 4000 characters').nullable(),
+  error: z.string().max(DRILL_ERROR_MAX, `error is at most ${DRILL_ERROR_MAX} characters`).nullable(),
   finished_at: z.iso.datetime({ offset: true, error: 'finished_at must be an ISO 8601 date and time' }),
 });
 

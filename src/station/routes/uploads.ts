@@ -6,7 +6,7 @@ import type { AppEnv } from '../../core/http/app-env.ts';
 import { readJson, readQuery } from '../../core/http/json-body.ts';
 import { ChunkQuerySchema, InitiateRequestSchema } from '../../shared/protocol/uploads.ts';
 import type { StationServices } from '../services.ts';
-import { stationToken } from './station-token-auth.ts';
+import { BACKUP_CHUNKS, stationToken } from './station-token-auth.ts';
 
 /** The raw request body as a Node stream: the socket itself under @hono/node-server, no web-stream layers. */
 function requestBody(c: Context<AppEnv>): Readable {
@@ -25,7 +25,7 @@ export function uploadRoutes(station: StationServices) {
   });
 
   app.put('/:uploadId/chunk', async (c) => {
-    const token = await stationToken(c, station.tokens);
+    const token = await stationToken(c, station.tokens, BACKUP_CHUNKS);
     const { offset } = readQuery(c, ChunkQuerySchema);
     return c.json(await station.uploadSessions.chunk(token, c.req.param('uploadId'), offset, requestBody(c)));
   });

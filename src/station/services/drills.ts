@@ -1,10 +1,13 @@
+import { and, eq } from 'drizzle-orm';
+import { hit, type Limit, type WindowCounter } from '../../core/auth/rate-limit.ts';
 import { clock } from '../../core/clock.ts';
+import { notFound } from '../../core/errors.ts';
 import type { Notifier } from '../../core/notify/ntfy.ts';
 import type { DrillOutcome as DrillReport } from '../../shared/protocol/drills.ts';
 import type { StationDb } from '../db/open.ts';
 import { drills } from '../db/station-tables.ts';
 import { checkFilename } from '../storage/keys.ts';
-import type { JobRef } from './snapshot-index.ts';
+import type { JobRef, SnapshotIndex } from './snapshot-index.ts';
 import { checkJobRef } from './snapshots.ts';
 import type { StationTokenRow, StationTokens } from './station-tokens.ts';
 
@@ -19,13 +22,67 @@ const view = (row: Row): DrillReport => ({
   finished_at: new Date(row.finishedAt).toISOString(),
 });
 
-/** Restore drills the Scouts report: the last one of each job, and a notification when it failed. */
-export function createDrills(deps: { db: StationDb; tokens: StationTokens; notifier: Notifier }) {
+/**
+ * At most one drill_failed notification per job and hour, whatever the reports say: a token
+ * holder flipping a job between ok and failed must not turn the Station into a pager.
+ */
+const NOTICE_LIMIT: Limit = { name: 'drill-notice', limit: 1, windowMs: 60 * 60 * 1000 };
+
+const sameJob = (ref: JobRef) =>
+  and(
+    eq(drills.scoutId, ref.scoutId),
+    eq(drills.scoutInstanceId, ref.instanceId),
+    eq(drills.jobName, ref.jobName),
+  );
+
+/**
+ * Restore drills the Scouts report: the last one of each job, and a notification when a job's
+ * drills start failing (issue #23 item 3). A report names a snapshot the Station stores for
+ * that job (else 404): a Station token cannot invent jobs, rows or notifications.
+ */
+export function createDrills(deps: {
+  db: StationDb;
+  tokens: StationTokens;
+  index: SnapshotIndex;
+  windows: WindowCounter;
+  notifier: Notifier;
+}) {
+  /** Keeps the report as the job's last drill; returns the one it replaced. */
+  async function keep(ref: JobRef, values: Omit<Row, 'scoutId' | 'scoutInstanceId' | 'jobName'>) {
+    return deps.db.transaction(async (tx) => {
+      const [previous] = await tx.select().from(drills).where(sameJob(ref)).for('update');
+      await tx
+        .insert(drills)
+        .values({ scoutId: ref.scoutId, scoutInstanceId: ref.instanceId, jobName: ref.jobName, ...values })
+        .onConflictDoUpdate({
+          target: [drills.scoutId, drills.scoutInstanceId, drills.jobName],
+          set: values,
+        });
+      return previous;
+    });
+  }
+
+  /**
+   * A failed drill is news when the job's last drill did not fail, or failed on another
+   * snapshot; the same failure reported again is not, and news is sent once an hour at most.
+   */
+  async function isNews(ref: JobRef, report: DrillReport, previous: Row | undefined): Promise<boolean> {
+    if (report.status !== 'failed') return false;
+    if (previous?.status === 'failed' && previous.filename === report.filename) return false;
+    const key = `${ref.scoutId}/${ref.instanceId}/${ref.jobName}`;
+    return (await hit(deps.windows, NOTICE_LIMIT, key)) === 0;
+  }
+
   return {
     async record(token: StationTokenRow, ref: JobRef, report: DrillReport): Promise<{ status: 'recorded' }> {
       checkJobRef(ref);
       checkFilename(report.filename);
       await deps.tokens.requireBinding(token, ref.scoutId, ref.instanceId);
+      if (!(await deps.index.byName(ref, report.filename))) {
+        throw notFound(
+          `no snapshot ${report.filename} of ${ref.scoutId}/${ref.instanceId}/${ref.jobName} is stored here; a drill is reported for a snapshot the Station stores`,
+        );
+      }
       const values = {
         filename: report.filename,
         status: report.status,
@@ -35,14 +92,8 @@ export function createDrills(deps: { db: StationDb; tokens: StationTokens; notif
         finishedAt: Date.parse(report.finished_at),
         recordedAt: clock.now(),
       };
-      await deps.db
-        .insert(drills)
-        .values({ scoutId: ref.scoutId, scoutInstanceId: ref.instanceId, jobName: ref.jobName, ...values })
-        .onConflictDoUpdate({
-          target: [drills.scoutId, drills.scoutInstanceId, drills.jobName],
-          set: values,
-        });
-      if (report.status === 'failed') {
+      const previous = await keep(ref, values);
+      if (await isNews(ref, report, previous)) {
         deps.notifier.notify({
           event: 'drill_failed',
           source: 'drill',
