@@ -28,7 +28,13 @@ import {
   serializeMarker,
 } from '../../src/scout/jobs/marker.ts';
 import { resolveInScanRoot, toRelative } from '../../src/scout/jobs/scan-root.ts';
-import { folderSize, jobFingerprint, type WalkEntry, walkJob } from '../../src/scout/jobs/walk.ts';
+import {
+  type FingerprintEntry,
+  folderSize,
+  jobFingerprint,
+  type WalkEntry,
+  walkJob,
+} from '../../src/scout/jobs/walk.ts';
 import { buildTree } from '../helpers/files.ts';
 
 const temps: string[] = [];
@@ -262,9 +268,9 @@ describe('walk', () => {
     });
     const entries = await walk(dir);
     assert.deepEqual(listing(entries), ['f B', 'd a', 'f a/z.txt', 'f a.b', 'f b.txt', 'd empty', 's link']);
-    const byPath = new Map(entries.map((e) => [e.path, e]));
+    const byPath = new Map(entries.map((e) => [e.path.toString(), e]));
     assert.equal(byPath.get('b.txt')?.size, 2);
-    assert.equal(byPath.get('link')?.linkTarget, 'b.txt');
+    assert.equal(byPath.get('link')?.linkTarget?.toString(), 'b.txt');
     assert.equal(byPath.get('link')?.size, 0);
     assert.ok((byPath.get('a')?.mode ?? 0) & 0o700);
   });
@@ -297,7 +303,7 @@ describe('walk', () => {
       'd to-real',
       'f to-real/f.txt',
     ]);
-    assert.equal(followed.find((e) => e.path === 'to-out/o.txt')?.size, 7);
+    assert.equal(followed.find((e) => e.path.toString() === 'to-out/o.txt')?.size, 7);
   });
 
   test('exclusions apply; an excluded folder is not entered, so negations inside it do nothing', async () => {
@@ -326,8 +332,8 @@ describe('walk', () => {
     execFileSync('mkfifo', [join(dir, 'pipe')]);
     const seen: string[] = [];
     for await (const entry of walkJob(dir, config())) {
-      seen.push(entry.path);
-      if (entry.path === 'a') {
+      seen.push(entry.path.toString());
+      if (entry.path.toString() === 'a') {
         await rm(join(dir, 'a/gone.txt'));
         await rm(join(dir, 'b'), { recursive: true });
       }
@@ -341,7 +347,7 @@ describe('walk', () => {
     const reason = new Error('stop now');
     await assert.rejects(async () => {
       for await (const entry of walkJob(dir, config(), { signal: controller.signal })) {
-        if (entry.path === 'a') controller.abort(reason);
+        if (entry.path.toString() === 'a') controller.abort(reason);
       }
     }, reason);
     const aborted = AbortSignal.abort(reason);
@@ -377,11 +383,11 @@ describe('fingerprint and size', () => {
   });
 
   test('the byte format is the documented one', () => {
-    const entries: WalkEntry[] = [
-      { path: 'z', type: 'file', size: 3, mode: 0o644, mtimeMs: 0 },
-      { path: 'd', type: 'dir', size: 0, mode: 0o755, mtimeMs: 0 },
-      { path: 'd/e', type: 'dir', size: 0, mode: 0o755, mtimeMs: 0 },
-      { path: 'l', type: 'symlink', size: 0, mode: 0o777, mtimeMs: 0, linkTarget: 'z' },
+    const entries: FingerprintEntry[] = [
+      { path: Buffer.from('z'), type: 'file', size: 3 },
+      { path: 'd', type: 'dir', size: 0 },
+      { path: 'd/e', type: 'dir', size: 0 },
+      { path: Buffer.from('l'), type: 'symlink', size: 0 },
     ];
     const expected = execFileSync('sha256sum', { input: 'd d/e\0\nf l\x000\nf z\x003\n' })
       .toString()

@@ -1,5 +1,5 @@
 import { readSync } from 'node:fs';
-import type { TarSink } from './tar-writer.ts';
+import { SourceReadError, type TarSink } from './tar-writer.ts';
 
 /**
  * The tar stream cut into fixed-size blocks, filled in place: headers are copied in and file
@@ -36,7 +36,12 @@ export class BlockFiller implements TarSink {
 
   async readFrom(fd: number, position: number, length: number): Promise<number> {
     const room = Math.min(length, this.#block.length - this.#used);
-    const bytesRead = readSync(fd, this.#block, this.#used, room, position);
+    let bytesRead: number;
+    try {
+      bytesRead = readSync(fd, this.#block, this.#used, room, position);
+    } catch (error) {
+      throw new SourceReadError(error);
+    }
     this.#used += bytesRead;
     this.#total += bytesRead;
     if (this.#used === this.#block.length) await this.#flush();

@@ -5,7 +5,7 @@ import type { WalkEntry } from '../jobs/walk.ts';
 import { newHeader } from './age.ts';
 import { BlockFiller } from './block-filler.ts';
 import { SealWorker } from './seal-worker.ts';
-import { writeTar } from './tar-writer.ts';
+import { type ArchiveSkip, writeTar } from './tar-writer.ts';
 import { ZstdWorkers } from './zstd-workers.ts';
 
 /**
@@ -19,8 +19,8 @@ export interface ArchiveOptions {
   /** What to archive, parents before children (from walkJob). */
   entries: WalkEntry[];
   followSymlinks?: boolean;
-  /** A file changed or vanished while archived; the archive stays valid. */
-  onWarning?: (path: string, message: string) => void;
+  /** An entry left out, or archived incomplete, since the scan (tar-writer.ts); the archive stays valid. */
+  onSkip?: (skipped: ArchiveSkip) => void;
   /** The X25519 public key the archive is encrypted to. */
   recipient: Uint8Array;
   /** Where the finished archive goes; it appears there only complete. */
@@ -33,6 +33,8 @@ export interface ArchiveOptions {
 export interface ArchiveResult {
   size: number;
   sha256: string;
+  /** Entries not in the archive as scanned, in archive order (what onSkip reported). */
+  skipped: ArchiveSkip[];
 }
 
 /** Frees a block's memory now (detaching it): an idle Scout runs no garbage collection. */
@@ -73,6 +75,7 @@ export async function writeArchive(options: ArchiveOptions): Promise<ArchiveResu
   let zstd: ZstdWorkers | null = null;
   let sealer: SealWorker | null = null;
   let complete = false;
+  const skipped: ArchiveSkip[] = [];
   try {
     handle = await open(partPath, 'w');
     zstd = new ZstdWorkers({ level: 3, blockSize: BLOCK, frames: channels.map((c) => c.port1), onFailure });
@@ -112,7 +115,10 @@ export async function writeArchive(options: ArchiveOptions): Promise<ArchiveResu
     });
     await writeTar(options.jobDir, options.entries, filler, {
       signal: options.signal,
-      onWarning: options.onWarning,
+      onSkip: (entry) => {
+        skipped.push(entry);
+        options.onSkip?.(entry);
+      },
       followSymlinks: options.followSymlinks,
     });
     await filler.end();
@@ -129,7 +135,7 @@ export async function writeArchive(options: ArchiveOptions): Promise<ArchiveResu
     handle = null;
     await rename(partPath, options.outPath);
     complete = true;
-    return result;
+    return { ...result, skipped };
   } finally {
     // Stop the workers before closing the file they write; an archive not renamed into place is removed.
     await Promise.all([zstd?.close(), sealer?.close()]);

@@ -1,8 +1,9 @@
-import { closeSync, fstatSync, lstatSync, openSync, statSync } from 'node:fs';
+import { isUtf8 } from 'node:buffer';
+import { closeSync, constants, fstatSync, lstatSync, openSync, statSync } from 'node:fs';
 import { readlink } from 'node:fs/promises';
-import { join } from 'node:path';
 import { logger } from '../../core/log.ts';
-import type { WalkEntry } from '../jobs/walk.ts';
+import { escapeName } from '../../shared/byte-names.ts';
+import type { SkippedEntry, WalkEntry } from '../jobs/walk.ts';
 
 const log = logger.child({ mod: 'scout/tar' });
 const BLOCK = 512;
@@ -10,9 +11,14 @@ const MAX_OCTAL_SIZE = 0o77777777777;
 /** The biggest uid/gid the 8-byte octal header fields hold; bigger ones go in pax records. */
 const MAX_OCTAL_ID = 0o7777777;
 
+/** An entry left out of the archive, or (`inArchive`) archived with zeros for data it could not read. */
+export interface ArchiveSkip extends SkippedEntry {
+  inArchive: boolean;
+}
+
 export interface TarEvents {
-  /** A file changed or vanished while it was archived; the archive stays valid. */
-  onWarning?: (path: string, message: string) => void;
+  /** An entry that is not in the archive as it was scanned; the archive stays valid. */
+  onSkip?: (skipped: ArchiveSkip) => void;
 }
 
 function octal(value: number, width: number): string {
@@ -21,28 +27,30 @@ function octal(value: number, width: number): string {
     .padStart(width - 1, '0')}\0`;
 }
 
-/** One pax record: "<len> <key>=<value>\n", where len counts the whole record. */
-function paxRecord(key: string, value: string): string {
-  const body = ` ${key}=${value}\n`;
-  let length = Buffer.byteLength(body);
-  length += String(length).length;
-  if (String(length).length !== String(length - String(length).length).length) length += 1;
-  return `${length}${body}`;
+/** One pax record: "<len> <key>=<value>\n", where len counts the whole record; the value is bytes. */
+function paxRecord(key: string, value: Buffer | string): Buffer {
+  const bytes = typeof value === 'string' ? Buffer.from(value, 'utf8') : value;
+  const bodyLength = key.length + bytes.length + 3; // " " key "=" value "\n"
+  let length = bodyLength + String(bodyLength).length;
+  if (String(length).length !== String(bodyLength).length) length += 1;
+  return Buffer.concat([Buffer.from(`${length} ${key}=`, 'latin1'), bytes, NEWLINE]);
 }
 
+const NEWLINE = Buffer.from('\n');
+
 function header(fields: {
-  name: string;
+  name: Buffer;
   mode: number;
   uid: number;
   gid: number;
   size: number;
   mtime: number;
   type: string;
-  linkname?: string;
-  prefix?: string;
+  linkname?: Buffer;
+  prefix?: Buffer;
 }): Buffer {
   const block = Buffer.alloc(BLOCK);
-  block.write(fields.name, 0, 100, 'utf8');
+  fields.name.copy(block, 0, 0, 100);
   block.write(octal(fields.mode & 0o7777, 8), 100, 8, 'ascii');
   block.write(octal(Math.min(fields.uid, MAX_OCTAL_ID), 8), 108, 8, 'ascii');
   block.write(octal(Math.min(fields.gid, MAX_OCTAL_ID), 8), 116, 8, 'ascii');
@@ -50,9 +58,9 @@ function header(fields: {
   block.write(octal(fields.mtime, 12), 136, 12, 'ascii');
   block.write('        ', 148, 8, 'ascii');
   block.write(fields.type, 156, 1, 'ascii');
-  if (fields.linkname) block.write(fields.linkname, 157, 100, 'utf8');
+  fields.linkname?.copy(block, 157, 0, 100);
   block.write('ustar\u000000', 257, 8, 'ascii');
-  if (fields.prefix) block.write(fields.prefix, 345, 155, 'utf8');
+  fields.prefix?.copy(block, 345, 0, 155);
   let sum = 0;
   for (let i = 0; i < BLOCK; i += 1) sum += block[i] as number;
   block.write(`${sum.toString(8).padStart(6, '0')}\0 `, 148, 8, 'ascii');
@@ -61,53 +69,79 @@ function header(fields: {
 
 const ZEROS = Buffer.alloc(1024 * 1024);
 const padding = (size: number) => ZEROS.subarray(0, (BLOCK - (size % BLOCK)) % BLOCK);
-const isAscii = (text: string) => /^[\x20-\x7e]*$/.test(text);
+const SLASH = 0x2f;
+
+/** True when every byte is printable ASCII, the only names a ustar field holds unambiguously. */
+function isPlainAscii(bytes: Buffer): boolean {
+  for (let i = 0; i < bytes.length; i += 1) {
+    const byte = bytes[i] as number;
+    if (byte < 0x20 || byte > 0x7e) return false;
+  }
+  return true;
+}
+
+/** The first 99 bytes with every byte that is not printable ASCII made '_': a ustar field's stand-in. */
+function standIn(bytes: Buffer): Buffer {
+  const out = Buffer.from(bytes.subarray(0, 99));
+  for (let i = 0; i < out.length; i += 1) {
+    const byte = out[i] as number;
+    if (byte < 0x20 || byte > 0x7e) out[i] = 0x5f;
+  }
+  return out;
+}
 
 /**
- * The header blocks of one entry: a pax extended header ('x') first when the path or link
- * target does not fit ustar's fields, is not plain ASCII, the size exceeds 8 GiB or the
- * owner's uid/gid exceeds 2,097,151. Owners are numeric (no user or group names).
+ * The header blocks of one entry: a pax extended header ('x') first with the mtime, and the
+ * exact bytes of the path or link target when they do not fit ustar's fields or are not plain
+ * ASCII, the size when it exceeds 8 GiB, the owner's uid/gid when they exceed 2,097,151.
+ * Owners are numeric (no user or group names). A path or link target whose bytes are not
+ * UTF-8 adds `hdrcharset=BINARY` (as libarchive writes): bsdtar then restores the bytes
+ * without trying to convert them, and GNU tar, which restores them as they are anyway, says
+ * it ignores the keyword.
  */
 function entryHeaders(entry: {
-  path: string;
+  path: Buffer;
   type: '0' | '2' | '5';
   mode: number;
   uid: number;
   gid: number;
   size: number;
   mtimeMs: number;
-  linkname?: string;
+  linkname?: Buffer;
 }): Buffer[] {
-  const name = entry.type === '5' ? `${entry.path}/` : entry.path;
-  const records: string[] = [];
+  const name = entry.type === '5' ? Buffer.concat([entry.path, Buffer.of(SLASH)]) : entry.path;
+  const records: Buffer[] = [];
+  let binary = false;
   let ustarName = name;
-  let prefix = '';
-  if (Buffer.byteLength(name) > 100 || !isAscii(name)) {
-    const cut = name.lastIndexOf('/', name.length - 2);
-    const head = cut > 0 ? name.slice(0, cut) : '';
-    const tail = cut > 0 ? name.slice(cut + 1) : name;
-    if (isAscii(name) && cut > 0 && Buffer.byteLength(head) <= 155 && Buffer.byteLength(tail) <= 100) {
-      prefix = head;
-      ustarName = tail;
+  let prefix: Buffer | undefined;
+  if (name.length > 100 || !isPlainAscii(name)) {
+    const cut = name.lastIndexOf(SLASH, name.length - 2);
+    if (isPlainAscii(name) && cut > 0 && cut <= 155 && name.length - cut - 1 <= 100) {
+      prefix = name.subarray(0, cut);
+      ustarName = name.subarray(cut + 1);
     } else {
       records.push(paxRecord('path', name));
-      ustarName = name.slice(0, 99).replace(/[^\x20-\x7e]/g, '_');
+      binary ||= !isUtf8(name);
+      ustarName = standIn(name);
     }
   }
-  let linkname = entry.linkname ?? '';
-  if (linkname && (Buffer.byteLength(linkname) > 100 || !isAscii(linkname))) {
+  let linkname = entry.linkname;
+  if (linkname && (linkname.length > 100 || !isPlainAscii(linkname))) {
     records.push(paxRecord('linkpath', linkname));
-    linkname = linkname.slice(0, 99).replace(/[^\x20-\x7e]/g, '_');
+    binary ||= !isUtf8(linkname);
+    linkname = standIn(linkname);
   }
+  if (binary) records.unshift(paxRecord('hdrcharset', 'BINARY'));
   if (entry.size > MAX_OCTAL_SIZE) records.push(paxRecord('size', String(entry.size)));
   if (entry.uid > MAX_OCTAL_ID) records.push(paxRecord('uid', String(entry.uid)));
   if (entry.gid > MAX_OCTAL_ID) records.push(paxRecord('gid', String(entry.gid)));
   records.push(paxRecord('mtime', (entry.mtimeMs / 1000).toFixed(6).replace(/\.?0+$/, '')));
-  const blocks: Buffer[] = [];
-  const pax = Buffer.from(records.join(''), 'utf8');
-  blocks.push(
+  const pax = Buffer.concat(records);
+  const base = ustarName[ustarName.length - 1] === SLASH ? ustarName.subarray(0, -1) : ustarName;
+  const last = base.subarray(base.lastIndexOf(SLASH) + 1);
+  return [
     header({
-      name: `PaxHeaders/${ustarName.replace(/\/$/, '').split('/').pop() ?? 'entry'}`.slice(0, 99),
+      name: Buffer.concat([PAX_HEADERS, last]).subarray(0, 99),
       mode: 0o644,
       uid: 0,
       gid: 0,
@@ -117,8 +151,6 @@ function entryHeaders(entry: {
     }),
     pax,
     padding(pax.length),
-  );
-  blocks.push(
     header({
       name: ustarName,
       prefix,
@@ -130,23 +162,50 @@ function entryHeaders(entry: {
       type: entry.type,
       linkname,
     }),
-  );
-  return blocks;
+  ];
+}
+
+const PAX_HEADERS = Buffer.from('PaxHeaders/');
+
+/** A read of a file being archived failed (as opposed to the stream behind the sink). */
+export class SourceReadError extends Error {
+  readonly code: string;
+  constructor(cause: unknown) {
+    const code = (cause as NodeJS.ErrnoException).code ?? 'EIO';
+    super(`read failed (${code})`, { cause });
+    this.code = code;
+  }
 }
 
 /** Where the tar stream goes: headers are copied in, file data is read straight into it. */
 export interface TarSink {
   put(bytes: Buffer): Promise<void>;
-  /** Reads up to `length` bytes of `fd` at `position` into the stream; 0 at the file's end. */
+  /** Reads up to `length` bytes of `fd` at `position` into the stream; 0 at the file's end; a failed read throws SourceReadError. */
   readFrom(fd: number, position: number, length: number): Promise<number>;
+}
+
+/** Opening a file to archive: never through a symlink swapped in since the scan, never waiting on a FIFO. */
+const OPEN_FLAGS = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK;
+const OPEN_FOLLOWING = constants.O_RDONLY | constants.O_NONBLOCK;
+
+/** Why an open failed, in words. */
+function openFailure(code: string | undefined): string {
+  if (code === 'ENOENT') return 'vanished since the scan';
+  if (code === 'ELOOP') return 'replaced by a symlink since the scan';
+  return `cannot be opened (${code ?? 'error'})`;
 }
 
 /**
  * A POSIX (pax) tar stream of the entries into `sink`, one file at a time, so memory stays
- * flat whatever the file sizes. Size, mode and mtime come from the open file itself: a file
- * that shrinks while read is padded with zeros (as GNU tar does) and one that grows is cut at
- * its size when opened, so the archive is always valid; a file that vanished or cannot be
- * opened is left out with a warning.
+ * flat whatever the file sizes. Size, mode and mtime come from the open file itself, and that
+ * file must be the one the scan saw (same device and inode, opened without following a
+ * symlink: a file swapped for a link to another one between the scan and the read is left
+ * out, not read through the link). A file that grows while read is cut at its size when
+ * opened. A file that vanished or cannot be opened is left out; one that cannot be read to
+ * its end (it shrank, or a read failed) keeps its header, since the stream cannot take it
+ * back, and the rest of its data is zeros, so the archive stays valid. Both are reported
+ * through `onSkip` (with `inArchive` telling which), so neither counts in the fingerprint
+ * and the next backup tries them again.
  */
 export async function writeTar(
   root: string,
@@ -154,31 +213,39 @@ export async function writeTar(
   sink: TarSink,
   options: TarEvents & { signal?: AbortSignal; followSymlinks?: boolean } = {},
 ): Promise<void> {
-  const warn = (path: string, message: string) => {
-    log.warn({ path }, message);
-    options.onWarning?.(path, message);
+  const skip = (path: Buffer, reason: string, inArchive: boolean) => {
+    log.warn(
+      { path: escapeName(path), reason },
+      inArchive ? 'archived incomplete' : 'left out of the snapshot',
+    );
+    options.onSkip?.({ path, reason, inArchive });
   };
   const putAll = async (blocks: Buffer[]) => {
     for (const block of blocks) await sink.put(block);
   };
+  const rootBytes = Buffer.from(`${root.replace(/\/+$/, '')}/`, 'utf8');
+  const openFlags = options.followSymlinks ? OPEN_FOLLOWING : OPEN_FLAGS;
   for (const entry of entries) {
     options.signal?.throwIfAborted();
-    const absolute = join(root, entry.path);
+    const absolute = Buffer.concat([rootBytes, entry.path]);
     if (entry.type === 'dir') {
       const owner =
-        (options.followSymlinks ? statSync : lstatSync)(absolute, { throwIfNoEntry: false }) ?? null;
+        entry.uid !== undefined
+          ? entry
+          : ((options.followSymlinks ? statSync : lstatSync)(absolute, { throwIfNoEntry: false }) ?? null);
       await putAll(
         entryHeaders({ ...entry, type: '5', uid: owner?.uid ?? 0, gid: owner?.gid ?? 0, size: 0 }),
       );
       continue;
     }
     if (entry.type === 'symlink') {
-      const target = entry.linkTarget ?? (await readlink(absolute).catch(() => null));
+      const target = entry.linkTarget ?? (await readlink(absolute, { encoding: 'buffer' }).catch(() => null));
       if (target === null) {
-        warn(entry.path, 'symlink vanished while archiving; left out');
+        skip(entry.path, 'vanished since the scan', false);
         continue;
       }
-      const owner = lstatSync(absolute, { throwIfNoEntry: false }) ?? null;
+      const owner =
+        entry.uid !== undefined ? entry : (lstatSync(absolute, { throwIfNoEntry: false }) ?? null);
       await putAll(
         entryHeaders({
           ...entry,
@@ -196,13 +263,19 @@ export async function writeTar(
     // Compression and encryption run on other threads meanwhile (zstd-workers.ts).
     let fd: number;
     try {
-      fd = openSync(absolute, 'r');
+      fd = openSync(absolute, openFlags);
     } catch (error) {
-      warn(entry.path, `cannot open (${(error as NodeJS.ErrnoException).code}); left out`);
+      skip(entry.path, openFailure((error as NodeJS.ErrnoException).code), false);
       continue;
     }
     try {
       const stats = fstatSync(fd);
+      const swapped =
+        !stats.isFile() || (entry.ino !== undefined && (stats.ino !== entry.ino || stats.dev !== entry.dev));
+      if (swapped) {
+        skip(entry.path, 'replaced by another file since the scan', false);
+        continue;
+      }
       const size = stats.size;
       await putAll(
         entryHeaders({
@@ -216,18 +289,28 @@ export async function writeTar(
         }),
       );
       let done = 0;
+      let failure: string | null = null;
       while (done < size) {
         options.signal?.throwIfAborted();
-        const bytesRead = await sink.readFrom(fd, done, size - done);
+        let bytesRead: number;
+        try {
+          bytesRead = await sink.readFrom(fd, done, size - done);
+        } catch (error) {
+          if (!(error instanceof SourceReadError)) throw error;
+          failure = `read failed (${error.code}) after ${done} of ${size} bytes; the rest is zeros`;
+          break;
+        }
         if (bytesRead === 0) {
-          warn(entry.path, `file shrank by ${size - done} bytes while archiving; padded with zeros`);
-          for (let left = size - done; left > 0; left -= ZEROS.length) {
-            await sink.put(ZEROS.subarray(0, Math.min(left, ZEROS.length)));
-          }
-          done = size;
+          failure = `shrank by ${size - done} bytes while archived; the rest is zeros`;
           break;
         }
         done += bytesRead;
+      }
+      if (failure !== null) {
+        skip(entry.path, failure, true);
+        for (let left = size - done; left > 0; left -= ZEROS.length) {
+          await sink.put(ZEROS.subarray(0, Math.min(left, ZEROS.length)));
+        }
       }
       await sink.put(padding(size));
     } finally {

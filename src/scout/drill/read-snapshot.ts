@@ -1,6 +1,6 @@
 import type { Readable } from 'node:stream';
 import type { ScoutKey } from '../archive/x25519.ts';
-import { jobFingerprint, type WalkEntry } from '../jobs/walk.ts';
+import { type FingerprintEntry, jobFingerprint } from '../jobs/walk.ts';
 import { safeRelative } from '../restore/restorer.ts';
 import { snapshotTarStream } from '../restore/snapshot-stream.ts';
 import { readTar, TarError } from '../restore/tar-reader.ts';
@@ -27,7 +27,7 @@ export async function readSnapshot(options: {
   onSourceBytes?: (bytes: number) => void;
 }): Promise<SnapshotReading> {
   const { tar: tarStream, plumbing } = snapshotTarStream(options);
-  const entries: WalkEntry[] = [];
+  const entries: FingerprintEntry[] = [];
   let files = 0;
   let bytes = 0;
   try {
@@ -39,12 +39,11 @@ export async function readSnapshot(options: {
         if (entry.type === '0') bytes += chunk.length;
       }
       if (path === '') return;
-      const base = { path, mode: entry.mode & 0o7777, mtimeMs: entry.mtimeMs };
-      if (entry.type === '5') entries.push({ ...base, type: 'dir', size: 0 });
-      else if (entry.type === '2') entries.push({ ...base, type: 'symlink', size: 0 });
+      if (entry.type === '5') entries.push({ path, type: 'dir', size: 0 });
+      else if (entry.type === '2') entries.push({ path, type: 'symlink', size: 0 });
       else if (entry.type === '0') {
         files += 1;
-        entries.push({ ...base, type: 'file', size: entry.size });
+        entries.push({ path, type: 'file', size: entry.size });
       } else {
         throw new TarError(
           `entry "${path}" has type ${JSON.stringify(entry.type)}, which backupd never writes`,

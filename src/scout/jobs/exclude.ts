@@ -1,33 +1,61 @@
 // What a job leaves out: its marker, hidden paths when include_hidden is false, and the
 // gitignore-style `exclude` patterns (relative to the job folder; case-sensitive).
+//
+// Paths are bytes (src/scout/jobs/byte-order.ts). A pattern may name a byte that is not
+// UTF-8 the way APIs and UIs show it, `\xHH` (src/shared/byte-names.ts): `latin1-caf\xe9.txt`
+// matches the file whose name ends in the single byte 0xE9. Other backslashes keep their
+// gitignore meaning (`\\` is a backslash, `\#` a literal `#`). Patterns and paths are matched
+// as byte strings, so `?` and `[...]` stand for one byte.
 import ignore from 'ignore';
+import { type ByteString, byteString, utf8ByteString } from './byte-order.ts';
 import { MARKER } from './marker.ts';
 
 export interface Excluder {
-  excluded(relPath: string, isDir: boolean): boolean;
+  /** `relPath` as bytes, or as text (UTF-8). */
+  excluded(relPath: Uint8Array | string, isDir: boolean): boolean;
   /** Why `relPath` is left out: 'marker', 'hidden' or the pattern; null when it is included. */
-  reason(relPath: string, isDir: boolean): string | null;
+  reason(relPath: Uint8Array | string, isDir: boolean): string | null;
+  /** `excluded` for a path already held as a byte string (the walk's form). */
+  excludesBytes(relPath: ByteString, isDir: boolean): boolean;
 }
 
-function normalize(relPath: string): string {
+const GLOB_SPECIAL = new Set([...'*?[]!#\\ ']);
+
+/** A pattern as a byte string: `\xHH` becomes that byte (escaped when gitignore would read it as syntax). */
+function patternBytes(pattern: string): ByteString {
+  return utf8ByteString(pattern).replace(/\\(\\|x([0-9a-fA-F]{2}))/g, (whole, _escaped, hex) => {
+    if (hex === undefined) return whole;
+    const char = String.fromCharCode(Number.parseInt(hex, 16));
+    return GLOB_SPECIAL.has(char) ? `\\${char}` : char;
+  });
+}
+
+function normalize(relPath: ByteString): ByteString {
   return relPath.replace(/^(\.\/)+/, '').replace(/\/+$/, '');
 }
 
 export function createExcluder(patterns: string[], includeHidden: boolean): Excluder {
-  const rules = ignore({ ignorecase: false }).add(patterns.map((pattern) => ({ pattern })));
+  const written = new Map(patterns.map((pattern) => [patternBytes(pattern), pattern]));
+  const rules = ignore({ ignorecase: false }).add([...written.keys()].map((pattern) => ({ pattern })));
 
-  function reason(relPath: string, isDir: boolean): string | null {
+  function why(relPath: ByteString, isDir: boolean): string | null {
     const path = normalize(relPath);
     if (path === '' || path === '.') return null;
     if (path === MARKER && !isDir) return 'marker';
     if (!includeHidden && path.split('/').some((segment) => segment.startsWith('.'))) return 'hidden';
     if (!ignore.isPathValid(path)) return null;
     const result = rules.test(isDir ? `${path}/` : path);
-    return result.ignored ? (result.rule?.pattern ?? 'excluded') : null;
+    if (!result.ignored) return null;
+    const pattern = result.rule?.pattern;
+    return pattern === undefined ? 'excluded' : (written.get(pattern) ?? pattern);
   }
+
+  const reason = (relPath: Uint8Array | string, isDir: boolean) =>
+    why(typeof relPath === 'string' ? utf8ByteString(relPath) : byteString(relPath), isDir);
 
   return {
     excluded: (relPath, isDir) => reason(relPath, isDir) !== null,
     reason,
+    excludesBytes: (relPath, isDir) => why(relPath, isDir) !== null,
   };
 }
