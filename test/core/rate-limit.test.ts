@@ -119,6 +119,29 @@ describe("reserve (MemoryWindows, the Scout's counter; the Station's is tested i
     assert.ok(blocked.wait > 0 && 'blockedBy' in blocked && blocked.blockedBy === 1);
   });
 
+  test('a limit that only flags counts the attempt but never refuses it (issue #23: no lock-out)', async () => {
+    const windows = new MemoryWindows();
+    const byClient = limit(5);
+    const byUser = { ...limit(3), onlyFlags: true };
+    const attempt = (client: string) =>
+      reserve(windows, [[byClient, client] as const, [byUser, 'alice'] as const]);
+    for (const client of ['a', 'b', 'c']) {
+      const r = await attempt(client);
+      assert.ok(r.release);
+      assert.deepEqual(r.flagged, []);
+    }
+    const fourth = await attempt('d');
+    assert.ok(fourth.release, 'not refused');
+    assert.equal(fourth.flagged.length, 1);
+    assert.equal(fourth.flagged[0]?.limit, byUser);
+    assert.equal(fourth.flagged[0]?.wait, 60);
+    // Taken back, it leaves the user's count at its ceiling: the next one is flagged, not refused.
+    await fourth.release();
+    const fifth = await attempt('e');
+    assert.ok(fifth.release);
+    assert.equal(fifth.flagged.length, 1);
+  });
+
   test('parallel attempts: exactly the limit pass', async () => {
     const windows = new MemoryWindows();
     const replies = await Promise.all(

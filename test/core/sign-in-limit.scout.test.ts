@@ -2,4 +2,4 @@
 import { startServer } from '../helpers/server.ts';
 import { signInLimitSuite } from './sign-in-limit-suite.ts';
 
-signInLimitSuite('scout (SQLite)', (opts) => startServer('scout', opts), { usernameCeiling: true });
+signInLimitSuite('scout (SQLite)', (opts) => startServer('scout', opts));

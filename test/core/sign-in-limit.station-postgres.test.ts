@@ -4,5 +4,5 @@ import { signInLimitSuite } from './sign-in-limit-suite.ts';
 
 const LABEL = 'station (PostgreSQL)';
 onPostgres(LABEL, (stationOn) => {
-  signInLimitSuite(LABEL, (opts) => stationOn('sign_in_limits', opts), { usernameCeiling: true });
+  signInLimitSuite(LABEL, (opts) => stationOn('sign_in_limits', opts));
 });

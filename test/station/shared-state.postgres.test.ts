@@ -133,6 +133,23 @@ describe(LABEL, { skip }, () => {
       assert.equal((await reserve(onA, [[signIn, '203.0.113.8']])).wait, 0);
     });
 
+    test('a per-username count on two Stations: counted together, never refusing (issue #23)', async () => {
+      const [a, b] = await stationsOn('windows_flagged', 2);
+      assert.ok(a && b);
+      const onA = createRateWindows(a.stationDb);
+      const onB = createRateWindows(b.stationDb);
+      const byUser = { name: 'sign-in-user', limit: 10, windowMs: 15 * 60 * 1000, onlyFlags: true };
+      const replies = await Promise.all(
+        Array.from({ length: 30 }, (_, i) => reserve(i % 2 ? onB : onA, [[byUser, 'admin']])),
+      );
+      assert.ok(
+        replies.every((r) => r.release !== undefined),
+        'none refused',
+      );
+      const flagged = replies.filter((r) => 'flagged' in r && r.flagged.length > 0);
+      assert.equal(flagged.length, 20, 'the 20 beyond 10 are flagged, whichever Station counted them');
+    });
+
     test('a window that has ended starts again at 1', async () => {
       const [a] = await stationsOn('windows_expiry', 1);
       assert.ok(a);

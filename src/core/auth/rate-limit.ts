@@ -84,11 +84,15 @@ export class MemoryWindows implements WindowCounter {
   }
 }
 
-/** A named limit: at most `limit` events per window of `windowMs`. */
+/**
+ * A named limit: at most `limit` events per window of `windowMs`. A limit that `onlyFlags` never
+ * refuses an attempt: `reserve` counts it and reports that it is over (the caller decides).
+ */
 export interface Limit {
   name: string;
   limit: number;
   windowMs: number;
+  onlyFlags?: boolean;
 }
 
 /** A limit and the key an attempt is counted under. */
@@ -105,6 +109,13 @@ export async function hit(counter: WindowCounter, limit: Limit, key: string): Pr
   return count <= limit.limit ? 0 : secondsUntil(windowEnd);
 }
 
+/** A counted attempt: `release` takes it back everywhere; `flagged` lists the flag-only limits it is over. */
+export interface Reservation {
+  wait: 0;
+  release: () => Promise<void>;
+  flagged: { limit: Limit; wait: number }[];
+}
+
 /**
  * Counts an attempt under every slot, or under none: slot by slot in order, and when one goes
  * over its limit the attempt is taken back from the slots counted so far and the wait is
@@ -112,15 +123,15 @@ export async function hit(counter: WindowCounter, limit: Limit, key: string): Pr
  * (it turned out not to count). Each count is one atomic step in the counter, so concurrent
  * attempts — also on other Stations — cannot all pass before any is counted; and since the
  * first slots refuse first, a flood from one client address never reaches the later, wider
- * slots (one username from all addresses) beyond that address's own limit.
+ * slots (one username from all addresses) beyond that address's own limit. A limit that
+ * `onlyFlags` is counted but never refuses: the reservation lists it in `flagged` when over.
  */
 export async function reserve(
   counter: WindowCounter,
   slots: readonly Slot[],
-): Promise<
-  { wait: number; blockedBy: number; release?: undefined } | { wait: 0; release: () => Promise<void> }
-> {
+): Promise<{ wait: number; blockedBy: number; release?: undefined } | Reservation> {
   const counted: { key: string; windowEnd: number }[] = [];
+  const flagged: Reservation['flagged'] = [];
   const release = async () => {
     await Promise.all(counted.map((c) => counter.takeBack(c.key, c.windowEnd)));
   };
@@ -129,15 +140,18 @@ export async function reserve(
       const slotKey = `${limit.name}:${key}`;
       const { count, windowEnd } = await counter.add(slotKey, limit.windowMs);
       counted.push({ key: slotKey, windowEnd });
-      if (count > limit.limit) {
-        await release();
-        return { wait: secondsUntil(windowEnd), blockedBy: i };
+      if (count <= limit.limit) continue;
+      if (limit.onlyFlags) {
+        flagged.push({ limit, wait: secondsUntil(windowEnd) });
+        continue;
       }
+      await release();
+      return { wait: secondsUntil(windowEnd), blockedBy: i };
     }
   } catch (error) {
     // A counter that fails half-way (the database gone) must not leave an attempt counted.
     await release().catch(() => {});
     throw error;
   }
-  return { wait: 0, release };
+  return { wait: 0, release, flagged };
 }

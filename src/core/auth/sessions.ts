@@ -5,6 +5,7 @@ import { badRequest, tooManyRequests, unauthorized } from '../errors.ts';
 import { logger } from '../log.ts';
 import type { Accounts } from './accounts.ts';
 import { checkPassword } from './accounts.ts';
+import { addressBlock } from './address-block.ts';
 import { type Limit, reserve, type Slot, type WindowCounter } from './rate-limit.ts';
 import { DUMMY_PASSWORD_HASH, hashPassword, newSecret, sha256Hex, verifyPassword } from './secrets.ts';
 import type { UserRow } from './types.ts';
@@ -15,8 +16,10 @@ export const SESSION_LIFETIME_MS = 7 * DAY_MS;
 /** Failed sign-ins per client address, and per username from one address, in the window. */
 const SIGN_IN_FAILURES = 10;
 /**
- * Failed sign-ins for one username from all addresses together: high enough that an attacker
- * spraying one address at a time cannot lock the owner out cheaply, low enough to stop guessing.
+ * Failed sign-ins for one username from all addresses together before the account is reported
+ * as under attack. It never refuses: a limit that did would let anyone with 10 addresses lock
+ * the owner out, so guessing is held back by the per-address limits alone (an IPv6 /64 counts
+ * as one address) and the right password signs in from any address that is not itself limited.
  */
 const SIGN_IN_FAILURES_PER_USERNAME = 100;
 const SIGN_IN_WINDOW_MS = 15 * 60 * 1000;
@@ -30,7 +33,16 @@ const failuresByUser: Limit = {
   name: 'sign-in-user',
   limit: SIGN_IN_FAILURES_PER_USERNAME,
   windowMs: SIGN_IN_WINDOW_MS,
+  onlyFlags: true,
 };
+
+/** Where a sign-in comes from, for the limits and the log. */
+export interface SignInSource {
+  /** The client address (`clientAddress`): the limits count per its `addressBlock`. */
+  client: string;
+  /** The `Host` header the request named. */
+  host: string;
+}
 
 export interface ChangePassword {
   current_password: string;
@@ -62,27 +74,32 @@ export function createSessions(
   return {
     /**
      * Checks the credentials and opens a session. Failed attempts are limited per client
-     * address, per (username, address) and, with a higher ceiling, per username. The attempt
-     * is counted before the password is checked (so parallel guesses cannot all slip past
-     * the limit while scrypt runs, on this Station or another one on the same database) and
-     * taken back when it succeeds.
+     * address and per (username, address); the attempt is counted before the password is
+     * checked (so parallel guesses cannot all slip past the limit while scrypt runs, on this
+     * Station or another one on the same database) and taken back when it succeeds. Failures
+     * per username from all addresses are counted too, but only reported: past that ceiling a
+     * wrong password is still 401 (with a warning in the detail and the log) and the right one
+     * still signs in. The password is checked with scrypt either way, so no answer is faster.
      */
     async login(
       username: string,
       password: string,
-      client: string,
+      from: SignInSource,
     ): Promise<{ sessionId: string; user: UserRow }> {
       const userKey = username.toLowerCase();
+      const address = addressBlock(from.client);
       const slots: Slot[] = [
-        [failuresByClient, client],
-        [failuresByUserAndClient, `${client} ${userKey}`],
+        [failuresByClient, address],
+        [failuresByUserAndClient, `${address} ${userKey}`],
         [failuresByUser, userKey],
       ];
       const attempt = await reserve(windows, slots);
       if (!attempt.release) {
         const wait = attempt.wait;
-        const from = attempt.blockedBy === 2 ? 'for this account' : 'from this address';
-        throw tooManyRequests(wait, `too many failed sign-ins ${from}; try again in ${wait} seconds`);
+        throw tooManyRequests(
+          wait,
+          `too many failed sign-ins from this address; try again in ${wait} seconds`,
+        );
       }
       let user: UserRow | undefined;
       let ok = false;
@@ -94,8 +111,23 @@ export function createSessions(
         throw error;
       }
       if (!user || !ok) {
-        log.warn({ client }, 'failed sign-in');
-        throw unauthorized('wrong username or password');
+        const underAttack = attempt.flagged.length > 0;
+        // The account's own name only when it exists: a mistyped password never reaches the log.
+        log.warn(
+          {
+            client: from.client,
+            host: from.host,
+            ...(underAttack ? { account: user?.username ?? null } : {}),
+          },
+          underAttack
+            ? `failed sign-in; over ${SIGN_IN_FAILURES_PER_USERNAME} failures for this username from all addresses in 15 minutes`
+            : 'failed sign-in',
+        );
+        throw unauthorized(
+          underAttack
+            ? `wrong username or password; this account has had over ${SIGN_IN_FAILURES_PER_USERNAME} failed sign-ins in 15 minutes (the right password still signs in)`
+            : 'wrong username or password',
+        );
       }
       await attempt.release();
       return { sessionId: await start(user), user };

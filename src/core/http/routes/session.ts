@@ -27,7 +27,10 @@ export function sessionRoutes() {
   app.post('/login', async (c) => {
     const body = await readJson(c, Login);
     const core = c.get('core');
-    const { sessionId, user } = await core.sessions.login(body.username, body.password, clientAddress(c));
+    const { sessionId, user } = await core.sessions.login(body.username, body.password, {
+      client: clientAddress(c),
+      host: (c.req.header('host') ?? '').slice(0, 200),
+    });
     setCookie(c, core.cookieName, sessionId, {
       httpOnly: true,
       sameSite: 'Lax',
