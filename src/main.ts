@@ -6,6 +6,10 @@ import type { MoveStorageFlags } from './cli/station-move-storage.ts';
 import { buildInfo } from './core/build-info.ts';
 import type { ServeFlags } from './core/config.ts';
 
+// Before anything is created, in every subcommand: what backupd writes is its own user's only
+// unless it sets the mode itself (restored entries, job markers); src/core/private-files.ts.
+process.umask(0o077);
+
 const program = new Command('backupd')
   .description('Self-hosted, end-to-end encrypted backups: a Station stores snapshots, Scouts make them.')
   .version(

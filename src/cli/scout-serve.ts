@@ -8,5 +8,10 @@ import { startScout } from '../scout/app.ts';
 export async function scoutServe(flags: ServeFlags): Promise<void> {
   restartWithMallocTunables();
   const config = loadScoutConfig(flags);
-  await serveRole({ ...config, role: 'scout', start: () => startScout(config) });
+  await serveRole({
+    ...config,
+    role: 'scout',
+    notPrivate: [config.scanRoot],
+    start: () => startScout(config),
+  });
 }

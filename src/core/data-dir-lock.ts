@@ -20,11 +20,11 @@ function alive(pid: number): boolean {
  * gone is taken over; a live holder makes this throw with its pid.
  */
 export function lockDataDir(dataDir: string): { release(): void } {
-  mkdirSync(dataDir, { recursive: true });
+  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
   const path = join(dataDir, 'backupd.lock');
   for (let attempt = 0; attempt < 3; attempt += 1) {
     try {
-      const fd = openSync(path, 'wx', 0o644);
+      const fd = openSync(path, 'wx', 0o600);
       writeSync(fd, `${process.pid}\n`);
       closeSync(fd);
       return {

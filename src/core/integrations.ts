@@ -9,7 +9,7 @@ import type { SettingsStore } from './settings/settings-store.ts';
 /** ntfy notifications, hooks and trusted certificates: the same on both roles, named per role. */
 export function createIntegrations(role: Role, dataDir: string, settings: SettingsStore) {
   const hookFiles = createFileFolder(join(dataDir, 'hooks'), 'hook file', 0o700);
-  const certificateFiles = createFileFolder(join(dataDir, 'certificates'), 'certificate file', 0o644);
+  const certificateFiles = createFileFolder(join(dataDir, 'certificates'), 'certificate file', 0o600);
   return {
     role,
     notifier: createNotifier(settings, role === 'station'),

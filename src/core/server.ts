@@ -4,6 +4,7 @@ import type { Hono } from 'hono';
 import { lockDataDir } from './data-dir-lock.ts';
 import type { AppEnv } from './http/app-env.ts';
 import { logger } from './log.ts';
+import { makeDataDirPrivate } from './private-files.ts';
 
 const log = logger.child({ mod: 'core/server' });
 const STOP_TIMEOUT_MS = 9_000;
@@ -29,20 +30,24 @@ function listen(app: Hono<AppEnv>, host: string, port: number): Promise<Server> 
 }
 
 /**
- * Runs one role until SIGTERM or SIGINT: takes the data dir, starts the role, listens, and
- * on a signal lets in-flight requests finish, closes the role and releases the data dir.
+ * Runs one role until SIGTERM or SIGINT: takes the data dir, makes it private to this user,
+ * starts the role, listens, and on a signal lets in-flight requests finish, closes the role
+ * and releases the data dir.
  */
 export async function serveRole(options: {
   role: string;
   host: string;
   port: number;
   dataDir: string;
+  /** Folders that may lie inside the data dir but whose modes are not backupd's (the scan root). */
+  notPrivate?: string[];
   start: () => Promise<RunningRole>;
 }): Promise<void> {
   const lock = lockDataDir(options.dataDir);
   let role: RunningRole;
   let server: Server;
   try {
+    makeDataDirPrivate(options.dataDir, options.notPrivate);
     role = await options.start();
     server = await listen(role.app, options.host, options.port);
   } catch (error) {

@@ -153,6 +153,26 @@ describe('restoreArchive', { skip }, () => {
     assert.deepEqual(tempLeftovers(dest), []);
   });
 
+  test("under the Scout's umask 077 entries keep their archived modes and missing folders are made 0755", async () => {
+    const src = makeSource();
+    // Only the files: the archive holds no entry for their folders.
+    const archive = toolArchive(src, ['a.txt', 'sub/b.sh', 'sub/deep/c.bin']);
+    const dest = join(fresh('dest'), 'new', 'place');
+    const previous = process.umask(0o077);
+    try {
+      await restore(archive, dest);
+    } finally {
+      process.umask(previous);
+    }
+    const mode = (path: string) => lstatSync(join(dest, path)).mode & 0o7777;
+    assert.equal(mode('a.txt'), 0o640);
+    assert.equal(mode('sub/b.sh'), 0o755);
+    assert.equal(mode('sub/deep/c.bin'), 0o600);
+    for (const folder of ['..', '.', 'sub', 'sub/deep']) {
+      assert.equal(mode(folder), 0o755, `the missing folder ${folder} is made 0755, as under umask 022`);
+    }
+  });
+
   test('an existing symlink at a file path is replaced by the file, not written through', async () => {
     const src = fresh('src');
     writeFileSync(join(src, 'data.txt'), 'snapshot data');

@@ -45,7 +45,7 @@ export interface ScoutStorage extends CoreStorage {
 }
 
 export async function openScoutStorage(dataDir: string): Promise<ScoutStorage> {
-  mkdirSync(dataDir, { recursive: true });
+  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
   const sqlite = new DatabaseSync(join(dataDir, 'scout.db'));
   sqlite.exec(
     'PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON; PRAGMA busy_timeout = 5000;',

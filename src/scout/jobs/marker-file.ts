@@ -8,7 +8,10 @@ import { join } from 'node:path';
 import { conflict } from '../../core/errors.ts';
 import { MARKER } from './marker.ts';
 
-const { O_RDONLY, O_WRONLY, O_CREAT, O_NOFOLLOW, O_NONBLOCK } = constants;
+const { O_RDONLY, O_WRONLY, O_CREAT, O_EXCL, O_NOFOLLOW, O_NONBLOCK } = constants;
+
+/** A new marker is readable by the folder's users, whatever the process umask (077, src/main.ts). */
+const NEW_MARKER_MODE = 0o644;
 
 export const MAX_MARKER_BYTES = 64 * 1024;
 
@@ -28,7 +31,7 @@ export class MarkerFileError extends Error {
 async function openMarker(folder: string, flags: number): Promise<FileHandle> {
   let handle: FileHandle;
   try {
-    handle = await open(join(folder, MARKER), flags | O_NOFOLLOW | O_NONBLOCK, 0o644);
+    handle = await open(join(folder, MARKER), flags | O_NOFOLLOW | O_NONBLOCK, NEW_MARKER_MODE);
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     if (code === 'ELOOP') throw new MarkerFileError('a symbolic link');
@@ -67,7 +70,15 @@ export async function readMarkerText(folder: string): Promise<string> {
 export async function writeMarkerText(folder: string, relativePath: string, text: string): Promise<void> {
   let handle: FileHandle;
   try {
-    handle = await openMarker(folder, O_WRONLY | O_CREAT);
+    handle = await openMarker(folder, O_WRONLY | O_CREAT | O_EXCL)
+      .then(async (made) => {
+        await made.chmod(NEW_MARKER_MODE);
+        return made;
+      })
+      .catch((error: NodeJS.ErrnoException) => {
+        if (error.code !== 'EEXIST') throw error;
+        return openMarker(folder, O_WRONLY);
+      });
   } catch (error) {
     if (!(error instanceof MarkerFileError)) throw error;
     const where = relativePath === '.' ? MARKER : `${relativePath}/${MARKER}`;

@@ -1,4 +1,13 @@
-import { closeSync, constants, existsSync, fstatSync, lstatSync, mkdirSync, openSync } from 'node:fs';
+import {
+  closeSync,
+  constants,
+  existsSync,
+  fchmodSync,
+  fstatSync,
+  lstatSync,
+  mkdirSync,
+  openSync,
+} from 'node:fs';
 import { isAbsolute, join, relative, sep } from 'node:path';
 
 /** An archive entry that would write outside the job folder, or that restore refuses. */
@@ -7,6 +16,24 @@ export class UnsafeEntryError extends Error {
 }
 
 const DIR_FLAGS = constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW;
+
+/**
+ * A folder the archive does not hold but a restore needs (the destination, a missing parent) is
+ * made 0755, as tar makes one under the usual umask 022. Set on the open folder, because the
+ * process umask is 077 (src/main.ts) and must not decide what a restore writes.
+ */
+const MISSING_FOLDER_MODE = 0o755;
+
+/** Makes the folder `path` when missing; true when this call made it. */
+function makeFolder(path: string): boolean {
+  try {
+    mkdirSync(path, MISSING_FOLDER_MODE);
+    return true;
+  } catch (error) {
+    if (codeOf(error) !== 'EEXIST') throw error;
+    return false;
+  }
+}
 
 /**
  * On Linux `/proc/self/fd/<fd>/<name>` is `name` inside the folder open as `fd`, whatever has
@@ -52,25 +79,32 @@ export class SafeTree {
     assertDestination(root, within);
     let fd: number;
     if (within === undefined) {
-      mkdirSync(root, { recursive: true });
+      const first = mkdirSync(root, { recursive: true, mode: MISSING_FOLDER_MODE });
+      if (first !== undefined) {
+        for (const made of [first, ...destinationChain(root, first)]) {
+          const madeFd = openSync(made, DIR_FLAGS);
+          fchmodSync(madeFd, MISSING_FOLDER_MODE);
+          closeSync(madeFd);
+        }
+      }
       fd = openDestination(root, root, within);
     } else {
       fd = openSync(within, constants.O_RDONLY | constants.O_DIRECTORY);
       for (const path of chain) {
         const name = path.slice(path.lastIndexOf('/') + 1);
         const at = PROC_FD ? `/proc/self/fd/${fd}/${name}` : path;
+        let made: boolean;
         try {
-          mkdirSync(at, 0o777);
+          made = makeFolder(at);
         } catch (error) {
-          if (codeOf(error) !== 'EEXIST') {
-            closeSync(fd);
-            throw error;
-          }
+          closeSync(fd);
+          throw error;
         }
         try {
           const next = openDestination(at, root, within);
           closeSync(fd);
           fd = next;
+          if (made) fchmodSync(fd, MISSING_FOLDER_MODE);
         } catch (error) {
           closeSync(fd);
           throw error;
@@ -88,7 +122,7 @@ export class SafeTree {
 
   /**
    * The folder `rel`, opened from the root without following links; missing folders are made
-   * when `create` (mode 0777 less the umask, as tar makes a missing parent). `entry` names the
+   * when `create` (MISSING_FOLDER_MODE). `entry` names the
    * archive entry in errors. The folder stays open until the path moves elsewhere or `close()`.
    */
   folder(rel: string, create: boolean, entry: string): OpenFolder {
@@ -155,12 +189,10 @@ export class SafeTree {
     } catch (error) {
       const code = codeOf(error);
       if (code === 'ENOENT' && create) {
-        try {
-          mkdirSync(path, 0o777);
-        } catch (mkdirError) {
-          if (codeOf(mkdirError) !== 'EEXIST') throw mkdirError;
-        }
-        return this.openChild(parent, name, false, entry);
+        const made = makeFolder(path);
+        const child = this.openChild(parent, name, false, entry);
+        if (made) fchmodSync(child.fd, MISSING_FOLDER_MODE);
+        return child;
       }
       if (code === 'ELOOP' || code === 'ENOTDIR') {
         if (lstatSync(path, { throwIfNoEntry: false })?.isSymbolicLink()) {

@@ -28,7 +28,7 @@ export function loadInstanceId(dataDir: string, adopt?: string): string {
     if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
   }
   const id = adopt ?? randomBytes(16).toString('hex');
-  writeFileSync(`${path}.tmp`, `${id}\n`, { mode: 0o644 });
+  writeFileSync(`${path}.tmp`, `${id}\n`, { mode: 0o600 });
   renameSync(`${path}.tmp`, path);
   if (adopt) log.info({ scout_instance_id: id }, 'took over the instance ID of a previous installation');
   return id;

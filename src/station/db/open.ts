@@ -10,6 +10,7 @@ import type { CoreDb, CoreStorage } from '../../core/db/core-db.ts';
 import { MIGRATIONS_TABLE, type MigrationTarget, runMigrations } from '../../core/db/migrate.ts';
 import { loadMigrationFiles } from '../../core/db/migration-files.ts';
 import { logger } from '../../core/log.ts';
+import { tightenTree } from '../../core/private-files.ts';
 import { ensureCluster, pgliteOptions } from './pglite-init.ts';
 import * as schema from './schema.ts';
 
@@ -30,7 +31,7 @@ const MIGRATION_LOCK = `SELECT pg_advisory_xact_lock(7162534)`;
 
 async function openPglite(dataDir: string): Promise<StationStorage> {
   const dir = join(dataDir, 'pgdata');
-  mkdirSync(dir, { recursive: true });
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
   await ensureCluster(dir);
   // A small shared_buffers keeps an idle Station near 200 MB instead of ~370 MB.
   const pg = await PGlite.create(await pgliteOptions(dir));
@@ -48,6 +49,9 @@ async function openPglite(dataDir: string): Promise<StationStorage> {
     },
   };
   await runMigrations(target, loadMigrationFiles('station'));
+  // PGlite chmods the files initdb makes to 0666 and its relation cache files to 0644, whatever
+  // the umask: made private here, after initdb and the first queries (pgdata itself is 0700).
+  tightenTree(dir);
   const stationDb = drizzlePglite(pg, { schema }) as unknown as StationDb;
   return {
     kind: 'pglite',
