@@ -13,6 +13,7 @@ import { credentialRoutes } from './routes/credentials.ts';
 import { drillRoutes } from './routes/drills.ts';
 import { healthRoutes } from './routes/health.ts';
 import { recoveryRoutes } from './routes/recovery.ts';
+import { retentionRoutes } from './routes/retention.ts';
 import { settingsRoutes } from './routes/settings.ts';
 import { snapshotRoutes } from './routes/snapshots.ts';
 import { uploadRoutes } from './routes/uploads.ts';
@@ -59,6 +60,7 @@ export async function startStation(config: StationConfig): Promise<RunningRole> 
     app.use(`${BACKUP_ROOTS.uploads}/:uploadId/finalize`, metrics.countFinalize);
     app.route('/api', settingsRoutes(station));
     app.route('/api', snapshotRoutes(station));
+    app.route('/api', retentionRoutes(station));
     app.route('/api/admin/uploads', uploadPauseRoutes(station.acceptance));
     app.route('/api/credentials', credentialRoutes(station));
     app.route(BACKUP_ROOTS.uploads, uploadRoutes(station));

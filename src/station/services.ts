@@ -1,10 +1,16 @@
+import { clock } from '../core/clock.ts';
 import type { StationConfig } from '../core/config.ts';
 import type { Core } from '../core/core.ts';
 import { createIntegrations } from '../core/integrations.ts';
 import { createUploadAcceptance } from '../core/settings/upload-acceptance.ts';
 import type { StationStorage } from './db/open.ts';
+import { createJobRetention } from './retention/job-overrides.ts';
+import { createRetentionPreview } from './retention/preview.ts';
+import { createRefusalTally } from './retention/refusal-tally.ts';
+import { createUploadRate } from './retention/upload-rate.ts';
 import { createDrills } from './services/drills.ts';
 import { createLeases } from './services/leases.ts';
+import { createRateWindows } from './services/rate-windows.ts';
 import { createRecovery } from './services/recovery.ts';
 import { createRestoreRequests } from './services/restore-requests.ts';
 import { sharedSigningKey } from './services/signing-key.ts';
@@ -28,6 +34,13 @@ export function createStationServices(config: StationConfig, core: Core, storage
   const index = createSnapshotIndex(db);
   const leases = createLeases(db);
   const store = createStorage(config);
+  const jobRetention = createJobRetention(db, settings, clock);
+  const refusals = createRefusalTally();
+  // In the database on PGlite too: Stations sharing PostgreSQL count one job's uploads together.
+  const uploadRate = createUploadRate(createRateWindows(db), (refused) => {
+    refusals.add(refused);
+    if (refused.first) events.uploadsRefused(refused);
+  });
   return {
     config,
     core,
@@ -38,6 +51,9 @@ export function createStationServices(config: StationConfig, core: Core, storage
     index,
     store,
     leases,
+    jobRetention,
+    refusals,
+    retention: createRetentionPreview({ index, jobRetention, settings, clock }),
     snapshots: createSnapshots({ index, store }),
     recovery: createRecovery({ tokens, index, store }),
     drills: createDrills({ db, tokens, index, windows: core.windows, notifier: integrations.notifier }),
@@ -61,6 +77,8 @@ export function createStationServices(config: StationConfig, core: Core, storage
       settings,
       acceptance,
       events: events.uploads,
+      jobRetention,
+      uploadRate,
     }),
   };
 }

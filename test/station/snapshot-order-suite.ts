@@ -16,6 +16,14 @@ import { type ArchiveMeta, archiveMeta, call, initiate, upload } from '../helper
 export type StartStation = () => Promise<TestServer>;
 
 const DAY_MS = 24 * 60 * 60 * 1000;
+/** Only keep_last and within, as before calendar rules. */
+const CALENDAR_OFF = {
+  retention_keep_hourly: 0,
+  retention_keep_daily: 0,
+  retention_keep_weekly: 0,
+  retention_keep_monthly: 0,
+  retention_keep_yearly: 0,
+};
 const HOUR_MS = 60 * 60 * 1000;
 
 interface Listed {
@@ -191,7 +199,7 @@ export function snapshotOrderSuite(label: string, start: StartStation): void {
     });
 
     test('retention prunes the oldest by timestamp, not the first to arrive', async () => {
-      await settings({ retention_keep_last: 3 });
+      await settings({ ...CALENDAR_OFF, retention_keep_last: 3 });
       try {
         const token = await mint();
         const scout = uniqueScout('retention');
@@ -230,8 +238,15 @@ export function snapshotOrderSuite(label: string, start: StartStation): void {
         assert.match(reply.body.detail, /retention_keep_within_days/);
       }
       const saved = await settings({ retention_keep_last: 4, retention_keep_within_days: 10 });
-      assert.deepEqual(saved, { retention_keep_last: 4, retention_keep_within_days: 10 });
-      assert.deepEqual(await settings({}), { retention_keep_last: 30, retention_keep_within_days: 0 });
+      assert.equal(saved.retention_keep_last, 4);
+      assert.equal(saved.retention_keep_within_days, 10);
+      const reset = await settings({});
+      assert.equal(
+        reset.retention_keep_last,
+        30,
+        'RETENTION_KEEP_LAST of test Stations (test/helpers/server.ts)',
+      );
+      assert.equal(reset.retention_keep_within_days, 0);
     });
 
     test('an initiation more than 24 hours ahead of the Station clock is 400; 23 hours is accepted', async () => {
@@ -257,14 +272,19 @@ export function snapshotOrderSuite(label: string, start: StartStation): void {
     });
 
     test('a flood of uploads inside retention_keep_within_days prunes nothing inside it', async () => {
-      await settings({ retention_keep_last: 2, retention_keep_within_days: 7 });
+      await settings({ ...CALENDAR_OFF, retention_keep_last: 2, retention_keep_within_days: 7 });
       try {
         const token = await mint();
         const scout = uniqueScout('flood');
         const inst = randomBytes(8).toString('hex');
+        const old20 = await store(token, scout, inst, wire(stationNow() - 20 * DAY_MS));
+        const old15 = await store(token, scout, inst, wire(stationNow() - 15 * DAY_MS));
+        // The window counts by the time the Station stored a snapshot: ten days on, these two
+        // are outside it.
+        station.advanceClock(10 * DAY_MS);
+        offset += 10 * DAY_MS;
+        admin = await adminClient(station.url); // sessions last 7 days
         const now = stationNow();
-        const old20 = await store(token, scout, inst, wire(now - 20 * DAY_MS));
-        const old15 = await store(token, scout, inst, wire(now - 15 * DAY_MS));
         const pruned: string[] = [];
         const flood = [];
         for (let i = 0; i < 8; i += 1) {
@@ -274,12 +294,12 @@ export function snapshotOrderSuite(label: string, start: StartStation): void {
         }
         assert.deepEqual(
           pruned,
-          [nameOf(old20.meta), nameOf(old15.meta)],
-          'only snapshots outside the window',
+          [nameOf(old20.meta)],
+          'only snapshots outside the window; old15 stays today (today’s uploads count as one for what came before)',
         );
         assert.deepEqual(
           (await listed(token, scout, inst)).map((s) => s.filename),
-          flood.map((s) => nameOf(s.meta)).reverse(),
+          [...flood.map((s) => nameOf(s.meta)).reverse(), nameOf(old15.meta)],
           'all eight inside the window kept though retention_keep_last is 2',
         );
 
@@ -288,13 +308,13 @@ export function snapshotOrderSuite(label: string, start: StartStation): void {
         offset += 8 * DAY_MS;
         admin = await adminClient(station.url); // sessions last 7 days
         const later = await store(token, scout, inst, wire(stationNow() - HOUR_MS));
-        assert.deepEqual(
-          later.pruned,
-          flood
+        assert.deepEqual(later.pruned, [
+          ...flood
             .slice(0, 7)
             .map((s) => nameOf(s.meta))
             .reverse(),
-        );
+          nameOf(old15.meta),
+        ]);
         assert.deepEqual(
           (await listed(token, scout, inst)).map((s) => s.filename),
           [nameOf(later.meta), nameOf((flood[7] as (typeof flood)[number]).meta)],

@@ -220,7 +220,13 @@ describe('upload services (in process, PGlite, disk store, fixed clock)', () => 
   });
 
   test('retention: keep_last prunes the oldest on finalize; keep_within_days protects young ones', async () => {
-    await kit.settings.replace({ retention_keep_last: 2, retention_keep_within_days: 0 });
+    const calendarOff = {
+      retention_keep_daily: 0,
+      retention_keep_weekly: 0,
+      retention_keep_monthly: 0,
+      retention_keep_yearly: 0,
+    };
+    await kit.settings.replace({ ...calendarOff, retention_keep_last: 2, retention_keep_within_days: 0 });
     const names: string[] = [];
     instance += 1;
     const inst = `inst${String(instance).padStart(16, '0')}`;
@@ -234,18 +240,19 @@ describe('upload services (in process, PGlite, disk store, fixed clock)', () => 
       const done = await kit.uploads.finalize(kit.token, upload_id);
       names.push(String(done.stored_as));
       pruned = done.pruned;
+      kit.clock.advance(24 * HOUR_MS); // one a day: the no-flush rule for one day's uploads stays out
     }
     assert.deepEqual(pruned, [names[0]], 'the oldest by its own time goes');
     const dir = join(kit.backupRoot, 'host-a', inst, 'mail');
     assert.deepEqual(readdirSync(dir).sort(), [names[1], names[2]].sort());
 
     // Kept within 30 days: nothing goes while the snapshots are younger than that (by the clock).
-    await kit.settings.replace({ retention_keep_last: 1, retention_keep_within_days: 30 });
+    await kit.settings.replace({ ...calendarOff, retention_keep_last: 1, retention_keep_within_days: 30 });
     const jobRef = { scoutId: 'host-a', instanceId: inst, jobName: 'mail' };
     assert.deepEqual(await kit.uploads.applyRetention(jobRef, String(names[2])), []);
     kit.clock.advance(31 * 24 * HOUR_MS);
     assert.deepEqual(await kit.uploads.applyRetention(jobRef, String(names[2])), [names[1]]);
-    kit.clock.advance(-31 * 24 * HOUR_MS);
+    kit.clock.advance(-34 * 24 * HOUR_MS);
     await kit.settings.replace({});
   });
 

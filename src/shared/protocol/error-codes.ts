@@ -35,6 +35,10 @@ export const ERROR_CODES = {
   binding_conflict: 'the Station token is bound to another Scout instance',
   not_bound: 'the Station token is not (yet) bound to this Scout instance',
 
+  // Snapshots an admin protected (src/station/services/snapshots.ts).
+  protected: 'the snapshot is protected; unprotect it before deleting it',
+  locked: 'the snapshot is under S3 Object Lock retention until detail.locked_until',
+
   // Restore requests.
   expired: 'the restore request expired (one hour after it was made)',
 

@@ -2,6 +2,7 @@ export { automationTokens, sessions, settings, users } from '../../core/db/core-
 export {
   drills,
   instances,
+  jobRetention,
   leases,
   rateWindows,
   restoreRequests,

@@ -88,12 +88,32 @@ export const snapshots = pgTable(
     takenAt: bigint('taken_at', { mode: 'number' }).notNull().default(0),
     unusual: text('unusual'),
     missing: boolean('missing').notNull().default(false),
+    /** Set by an admin: retention never deletes it and a manual delete is refused (409). */
+    protected: boolean('protected').notNull().default(false),
+    /** The store's object-lock retention date (ms) on an object-locked bucket, else null. */
+    lockedUntil: bigint('locked_until', { mode: 'number' }),
   },
   (t) => [
     primaryKey({ columns: [t.scoutId, t.scoutInstanceId, t.jobName, t.filename] }),
     index('snapshots_job_idx').on(t.scoutId, t.scoutInstanceId, t.jobName, t.takenAt),
     index('snapshots_sha_idx').on(t.scoutId, t.scoutInstanceId, t.jobName, t.sha256).where(sql`NOT missing`),
   ],
+);
+
+/**
+ * A job's retention overrides (JSON: the `retention_*` fields it sets; the rest follow the
+ * Station's settings). See src/station/services/retention-policy.ts.
+ */
+export const jobRetention = pgTable(
+  'job_retention',
+  {
+    scoutId: text('scout_id').notNull(),
+    scoutInstanceId: text('scout_instance_id').notNull(),
+    jobName: text('job_name').notNull(),
+    overrides: text('overrides').notNull(),
+    updatedAt: bigint('updated_at', { mode: 'number' }).notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.scoutId, t.scoutInstanceId, t.jobName] })],
 );
 
 /** Restore requests: an admin asks a Scout instance to restore a stored snapshot. */

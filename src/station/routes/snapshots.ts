@@ -1,5 +1,6 @@
 import { type Context, Hono } from 'hono';
 import { z } from 'zod';
+import { clock } from '../../core/clock.ts';
 import { badRequest } from '../../core/errors.ts';
 import { adminOnly, signedIn } from '../../core/http/access.ts';
 import type { AppEnv } from '../../core/http/app-env.ts';
@@ -11,6 +12,10 @@ import { sendSnapshot } from './send-snapshot.ts';
 const RestoreTarget = z.strictObject({
   target_scout_id: z.string().optional(),
   target_instance_id: z.string().optional(),
+});
+
+const ProtectBody = z.strictObject({
+  protected: z.boolean({ error: 'protected must be true or false' }),
 });
 
 const RemoveInstanceQuery = z.object({
@@ -35,13 +40,20 @@ export function snapshotRoutes(station: StationServices) {
     return sendSnapshot(c, station.store, located);
   };
   const remove = async (c: Context<AppEnv>) =>
-    c.json(await station.snapshots.remove(keyOf(c.req.param() as Record<string, string>)));
+    c.json(await station.snapshots.remove(keyOf(c.req.param() as Record<string, string>), clock.now()));
 
   app.get('/snapshots/:scoutId/:instanceId/:jobName/:filename', signedIn('restore'), download);
   app.delete('/snapshots/:scoutId/:instanceId/:jobName/:filename', adminOnly('manage'), remove);
   // The legacy layout, from before instance IDs: BACKUP_ROOT/<scout>/<job>/<file>.
   app.get('/snapshots/:scoutId/:jobName/:filename', signedIn('restore'), download);
   app.delete('/snapshots/:scoutId/:jobName/:filename', adminOnly('manage'), remove);
+
+  app.post('/snapshots/:scoutId/:instanceId/:jobName/:filename/protect', adminOnly('manage'), async (c) => {
+    const body = await readJson(c, ProtectBody);
+    return c.json(
+      await station.snapshots.protect(keyOf(c.req.param() as Record<string, string>), body.protected),
+    );
+  });
 
   app.get('/restore-requests', signedIn('read'), async (c) =>
     c.json(await station.restoreRequests.listRecent()),

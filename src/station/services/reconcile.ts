@@ -4,7 +4,7 @@ import { parseSnapshotName } from '../../shared/protocol/snapshot-names.ts';
 import type { SnapshotStorage } from '../storage/storage.ts';
 import type { Uploads } from '../uploads/index.ts';
 import { sha256Stream } from './file-hash.ts';
-import type { SnapshotIndex, SnapshotRow } from './snapshot-index.ts';
+import type { NewSnapshotRow, SnapshotIndex } from './snapshot-index.ts';
 import { timeFromName } from './snapshot-time.ts';
 
 const log = logger.child({ mod: 'station/reconcile' });
@@ -34,7 +34,7 @@ export async function reconcile(deps: {
   await deps.uploads.reconcileStaging();
   const rows = new Map((await index.all()).map((r) => [keyOf({ ...r, instanceId: r.scoutInstanceId }), r]));
   const seen = new Set<string>();
-  const found: SnapshotRow[] = [];
+  const found: NewSnapshotRow[] = [];
   let restored = 0;
   for await (const file of store.list()) {
     const key = keyOf(file);

@@ -4,6 +4,9 @@ import type { StationDb } from '../db/open.ts';
 import { instances, snapshots } from '../db/station-tables.ts';
 
 export type SnapshotRow = typeof snapshots.$inferSelect;
+/** A row to index: protection and the lock date are set apart (setProtected, setLockedUntil). */
+export type NewSnapshotRow = Omit<SnapshotRow, 'protected' | 'lockedUntil'> &
+  Partial<Pick<SnapshotRow, 'protected' | 'lockedUntil'>>;
 export type InstanceRow = typeof instances.$inferSelect;
 
 export interface JobRef {
@@ -137,7 +140,7 @@ export function createSnapshotIndex(db: StationDb) {
       );
     },
 
-    async insert(row: SnapshotRow): Promise<void> {
+    async insert(row: NewSnapshotRow): Promise<void> {
       await db
         .insert(snapshots)
         .values(row)
@@ -149,7 +152,7 @@ export function createSnapshotIndex(db: StationDb) {
     },
 
     /** Adds rows found on disk, in batches (start-up indexing of many files). */
-    async insertMany(rows: SnapshotRow[]): Promise<void> {
+    async insertMany(rows: NewSnapshotRow[]): Promise<void> {
       for (let i = 0; i < rows.length; i += 500) {
         await db
           .insert(snapshots)
@@ -178,18 +181,24 @@ export function createSnapshotIndex(db: StationDb) {
 
     list,
 
-    /**
-     * Snapshots of the job beyond the newest `keep` (by their own time), except `protect` (the
-     * one just stored) and those taken at or after `keepSince` (ms; the keep-within window).
-     */
-    async beyondRetention(
-      ref: JobRef,
-      keep: number,
-      protect: string,
-      keepSince: number,
-    ): Promise<SnapshotRow[]> {
-      const rows = await list(ref);
-      return rows.slice(keep).filter((row) => row.filename !== protect && row.takenAt < keepSince);
+    /** Protects a snapshot from retention and deletion, or lifts that; false when there is none. */
+    async setProtected(ref: JobRef, filename: string, value: boolean): Promise<boolean> {
+      const changed = await db
+        .update(snapshots)
+        .set({ protected: value })
+        .where(and(sameJob(ref), eq(snapshots.filename, filename)))
+        .returning({ filename: snapshots.filename });
+      await bump();
+      return changed.length > 0;
+    },
+
+    /** Records the object-lock retention date (ms) the store set on the snapshot's object. */
+    async setLockedUntil(ref: JobRef, filename: string, lockedUntil: number | null): Promise<void> {
+      await db
+        .update(snapshots)
+        .set({ lockedUntil })
+        .where(and(sameJob(ref), eq(snapshots.filename, filename)));
+      await bump();
     },
 
     /** Sets the snapshot time of rows indexed before it was recorded. */
@@ -213,7 +222,8 @@ export function createSnapshotIndex(db: StationDb) {
             'scoutId', ${s.scoutId}, 'scoutInstanceId', ${s.scoutInstanceId}, 'jobName', ${s.jobName},
             'filename', ${s.filename}, 'sizeBytes', ${s.sizeBytes}, 'sha256', ${s.sha256},
             'fingerprint', ${s.fingerprint}, 'keyFingerprint', ${s.keyFingerprint}, 'mtime', ${s.mtime},
-            'storedAt', ${s.storedAt}, 'takenAt', ${s.takenAt}, 'unusual', ${s.unusual}, 'missing', ${s.missing})
+            'storedAt', ${s.storedAt}, 'takenAt', ${s.takenAt}, 'unusual', ${s.unusual}, 'missing', ${s.missing},
+            'protected', ${s.protected}, 'lockedUntil', ${s.lockedUntil})
             ORDER BY ${s.scoutId}, ${s.scoutInstanceId}, ${s.jobName}, ${s.takenAt}, ${s.filename}), '[]')::text`,
         })
         .from(s);

@@ -10,7 +10,10 @@ function snapshotView(row: SnapshotRow) {
     name: row.filename,
     size_bytes: row.sizeBytes,
     mtime: iso(row.mtime),
+    stored_at: iso(row.storedAt),
     fingerprint: row.fingerprint,
+    protected: row.protected,
+    locked_until: iso(row.lockedUntil),
     ...(row.unusual ? { unusual: true, unusual_reason: row.unusual } : {}),
     ...(row.missing ? { missing: true } : {}),
   };
@@ -91,8 +94,33 @@ export function createSnapshots(deps: { index: SnapshotIndex; store: SnapshotSto
       return { key, sizeBytes: stats.sizeBytes };
     },
 
-    async remove(key: SnapshotKey) {
+    /** Protects a snapshot from retention and deletion (`value` true), or lifts that. */
+    async protect(key: SnapshotKey, value: boolean) {
       checkFilename(key.filename);
+      const ref = { scoutId: key.scoutId, instanceId: key.instanceId ?? '', jobName: key.jobName };
+      if (key.instanceId === null || !(await index.setProtected(ref, key.filename, value)))
+        throw notFound(`snapshot ${key.filename} not found`);
+      return { filename: key.filename, protected: value };
+    },
+
+    async remove(key: SnapshotKey, now: number) {
+      checkFilename(key.filename);
+      if (key.instanceId !== null) {
+        const row = await index.byName(
+          { scoutId: key.scoutId, instanceId: key.instanceId, jobName: key.jobName },
+          key.filename,
+        );
+        if (row?.protected)
+          throw conflict(`snapshot ${key.filename} is protected; unprotect it first`, 'protected');
+        if (row?.lockedUntil && row.lockedUntil > now)
+          throw conflict(
+            {
+              message: `snapshot ${key.filename} is under object lock until ${iso(row.lockedUntil)}`,
+              locked_until: iso(row.lockedUntil),
+            },
+            'locked',
+          );
+      }
       const removedFile = await store.remove(key);
       const removedRow =
         key.instanceId !== null
@@ -119,6 +147,12 @@ export function createSnapshots(deps: { index: SnapshotIndex; store: SnapshotSto
         else missing += 1;
       }
       if (!known && rows.length === 0) throw notFound(`no instance ${scoutId}/${instanceId}`);
+      const guarded = rows.filter((row) => row.protected).length;
+      if (guarded > 0)
+        throw conflict(
+          `${guarded} snapshots of ${scoutId}/${instanceId} are protected; unprotect them first`,
+          'protected',
+        );
       if (missing > 0 && !cleanupMissing) {
         throw conflict({
           message: `${missing} indexed snapshot files of ${scoutId}/${instanceId} are missing on disk; repeat with cleanup_missing=true to remove their records too`,

@@ -1,5 +1,6 @@
 import type { Integrations } from '../../core/integrations.ts';
 import { logger } from '../../core/log.ts';
+import type { UploadRefused } from '../retention/upload-rate.ts';
 import type { UploadEvents, UploadFacts } from '../uploads/index.ts';
 import type { VerificationResult } from './verify.ts';
 
@@ -62,6 +63,21 @@ export function createStationEvents(integrations: Integrations) {
         tags: ['warning'],
         checked: result.checked,
         failures: result.failures.length,
+      });
+    },
+    /** The first refused upload of a job's hour (retention_max_uploads_per_hour); one per hour. */
+    uploadsRefused(refused: UploadRefused) {
+      notifier.notify({
+        event: 'uploads_refused',
+        source: 'upload',
+        title: `Uploads refused for ${refused.scout_id}`,
+        summary: `${refused.job_name} on ${refused.scout_id}/${refused.scout_instance_id} started more than ${refused.limit} uploads this hour; more are refused until the hour ends (a runaway or compromised Scout?)`,
+        priority: 'high',
+        tags: ['warning', 'backup'],
+        scout_id: refused.scout_id,
+        scout_instance_id: refused.scout_instance_id,
+        job_name: refused.job_name,
+        limit: String(refused.limit),
       });
     },
     restoreRequested(request: {

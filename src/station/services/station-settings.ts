@@ -1,28 +1,21 @@
 import { z } from 'zod';
 import { ConfigError } from '../../core/config.ts';
 import type { SettingsStore } from '../../core/settings/settings-store.ts';
-
-export const DEFAULT_RETENTION_KEEP_LAST = 30;
+import {
+  LEGACY_DEFAULTS,
+  NEW_STATION_DEFAULTS,
+  type RetentionSettings,
+  retentionShape,
+  stripUndefined,
+} from '../retention/fields.ts';
 
 /** What an admin may set. Omitted fields fall back to the environment, then the defaults. */
-export const StationSettingsInput = z.strictObject({
-  retention_keep_last: z
-    .number()
-    .int('retention_keep_last must be a whole number')
-    .min(1, 'retention_keep_last must be at least 1')
-    .max(100_000, 'retention_keep_last must be at most 100000')
-    .optional(),
-  retention_keep_within_days: z
-    .number({ error: 'retention_keep_within_days must be a whole number of days (0 = off)' })
-    .int('retention_keep_within_days must be a whole number of days (0 = off)')
-    .min(0, 'retention_keep_within_days must be 0 (off) or more')
-    .max(36_500, 'retention_keep_within_days must be at most 36500')
-    .optional(),
-});
+export const StationSettingsInput = z.strictObject({ ...retentionShape });
 
-export type StationSettings = { retention_keep_last: number; retention_keep_within_days: number };
+export type StationSettings = RetentionSettings;
 
 const SECTION = 'station';
+const DEFAULTS_MARKER = 'retention_defaults';
 
 /** RETENTION_KEEP_LAST as the default of retention_keep_last; a bad value stops start-up. */
 function fromEnvironment(env: Record<string, string | undefined>): Partial<StationSettings> {
@@ -38,13 +31,12 @@ function fromEnvironment(env: Record<string, string | undefined>): Partial<Stati
 }
 
 export function createStationSettings(store: SettingsStore, env = process.env) {
-  const defaults: StationSettings = {
-    retention_keep_last: DEFAULT_RETENTION_KEEP_LAST,
-    retention_keep_within_days: 0,
-    ...fromEnvironment(env),
-  };
+  const fromEnv = fromEnvironment(env);
   return {
     async read(): Promise<StationSettings> {
+      // A Station that ran before calendar rules keeps its keep_last 30 (migration 0007).
+      const legacy = (await store.read(DEFAULTS_MARKER)).legacy === true;
+      const defaults = { ...(legacy ? LEGACY_DEFAULTS : NEW_STATION_DEFAULTS), ...fromEnv };
       const saved = StationSettingsInput.safeParse(await store.read(SECTION));
       return { ...defaults, ...(saved.success ? stripUndefined(saved.data) : {}) };
     },
@@ -54,10 +46,6 @@ export function createStationSettings(store: SettingsStore, env = process.env) {
       return this.read();
     },
   };
-}
-
-function stripUndefined<T extends Record<string, unknown>>(value: T): Partial<T> {
-  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as Partial<T>;
 }
 
 export type StationSettingsService = ReturnType<typeof createStationSettings>;

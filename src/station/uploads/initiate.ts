@@ -8,7 +8,7 @@ import { reserveName } from './reserve-name.ts';
 import { liveSessionsOf, markStored, progressReply, stagedUploadOf, storedReply } from './sessions.ts';
 import { checkSpace } from './space.ts';
 import { supersede } from './supersede.ts';
-import type { InitiateBody, SessionRow, UploadDeps } from './types.ts';
+import type { InitiateBody, JobOf, SessionRow, UploadDeps } from './types.ts';
 
 /** Which field of a retried initiation differs from the session its idempotency key made. */
 function differingField(existing: SessionRow, body: InitiateBody): string | null {
@@ -36,6 +36,13 @@ async function checkAcceptable(deps: UploadDeps, body: InitiateBody): Promise<vo
   deps.store.chunkSizeFor(body.archive_size_bytes);
   const health = await deps.store.health();
   if (!health.writable) throw unavailable(`storage unavailable: ${health.problem ?? 'not writable'}`);
+}
+
+/** A new upload beyond the job's retention_max_uploads_per_hour is refused (429). */
+async function checkUploadRate(deps: UploadDeps, ref: JobOf): Promise<void> {
+  if (!deps.uploadRate) return;
+  const limits = deps.jobRetention ? await deps.jobRetention.effective(ref) : await deps.settings.read();
+  await deps.uploadRate.check(ref, limits.retention_max_uploads_per_hour, deps.clock.now());
 }
 
 /** A retried initiation (same idempotency key): resumes, or answers what was stored. */
@@ -90,6 +97,8 @@ export async function initiate(
   const ignore = new Set(superseded.map((row) => row.uploadId));
   if (!existing && !duplicate) await checkSpace(deps, token.tokenHash, body.archive_size_bytes, ignore);
   await deps.tokens.bind(token, body.scout_id, body.scout_instance_id);
+  // Counted only once the token is known to be this instance's: no token can use up another's.
+  if (!existing && !duplicate) await checkUploadRate(deps, ref);
   const now = deps.clock.now();
   await deps.index.touchInstance(
     body.scout_id,

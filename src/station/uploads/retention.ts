@@ -1,22 +1,32 @@
-import { DAY_MS } from '../../core/clock.ts';
+import { logger } from '../../core/log.ts';
+import { planRetention } from '../retention/plan.ts';
 import type { JobOf, UploadDeps } from './types.ts';
 
+const log = logger.child({ mod: 'station/retention' });
+
 /**
- * Deletes the job's snapshots beyond `retention_keep_last` (newest by their own time), never
- * `protect` nor one younger than `retention_keep_within_days`. Returns the deleted names.
+ * Deletes what the job's retention policy does not keep (src/station/retention/policy.ts),
+ * never `justStored`, a protected snapshot, nor one whose object is still locked. Returns the
+ * deleted names.
  */
 export async function applyRetention(
-  deps: Pick<UploadDeps, 'settings' | 'index' | 'store' | 'clock'>,
+  deps: Pick<UploadDeps, 'settings' | 'index' | 'store' | 'clock' | 'jobRetention'>,
   ref: JobOf,
-  protect: string,
+  justStored: string,
 ): Promise<string[]> {
-  const { retention_keep_last, retention_keep_within_days } = await deps.settings.read();
-  const keepSince =
-    retention_keep_within_days > 0 ? deps.clock.now() - retention_keep_within_days * DAY_MS : Infinity;
-  const victims = await deps.index.beyondRetention(ref, retention_keep_last, protect, keepSince);
-  for (const victim of victims) {
+  const policy = deps.jobRetention ? await deps.jobRetention.effective(ref) : await deps.settings.read();
+  const plan = planRetention(await deps.index.list(ref), policy, deps.clock.now(), justStored);
+  if (plan.locked.length > 0) {
+    log.info(
+      { ...ref, locked: plan.locked.length },
+      'retention left snapshots whose objects are still locked',
+    );
+  }
+  const deleted: string[] = [];
+  for (const victim of plan.deleted) {
     await deps.store.remove({ ...ref, filename: victim.filename });
     await deps.index.remove(ref, victim.filename);
+    deleted.push(victim.filename);
   }
-  return victims.map((v) => v.filename);
+  return deleted;
 }

@@ -4,6 +4,8 @@ import type { UploadAcceptance } from '../../core/settings/upload-acceptance.ts'
 import type { InitiateRequest } from '../../shared/protocol/uploads.ts';
 import type { StationDb } from '../db/open.ts';
 import type { uploadSessions } from '../db/station-tables.ts';
+import type { JobRetention } from '../retention/job-overrides.ts';
+import type { UploadRate } from '../retention/upload-rate.ts';
 import type { SnapshotIndex } from '../services/snapshot-index.ts';
 import type { StationSettingsService } from '../services/station-settings.ts';
 import type { StationTokens } from '../services/station-tokens.ts';
@@ -47,6 +49,10 @@ export interface UploadDeps {
   /** Serialises the chunks and finalize of one upload (upload-lock.ts). */
   lock: UploadLock;
   events?: UploadEvents | undefined;
+  /** Per-job retention overrides; without them every job follows `settings`. */
+  jobRetention?: JobRetention | undefined;
+  /** The per-job hourly upload limit (retention_max_uploads_per_hour); none = no limit. */
+  uploadRate?: UploadRate | undefined;
 }
 
 export interface JobOf {
