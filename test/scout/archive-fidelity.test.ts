@@ -13,7 +13,7 @@ import type { JobConfig } from '../../src/scout/jobs/marker.ts';
 import { jobFingerprint, type SkippedEntry, type WalkEntry, walkJob } from '../../src/scout/jobs/walk.ts';
 import { escapeName } from '../../src/shared/byte-names.ts';
 import { byteTree } from '../helpers/byte-tree.ts';
-import { skipUnlessPrograms } from '../helpers/programs.ts';
+import { IN_CI, skipUnlessPrograms } from '../helpers/programs.ts';
 
 const work = mkdtempSync(join(tmpdir(), 'backupd-fidelity-'));
 after(() => rmSync(work, { recursive: true, force: true }));
@@ -108,5 +108,144 @@ describe('names are bytes', { skip: skipUnlessPrograms(['age', 'zstd', 'tar']) }
     assert.ok(!names.includes('latin1-caf\\xe9.txt'));
     assert.ok(!names.some((name) => name.startsWith('dir-')));
     assert.ok(names.includes('back\\\\slash') && names.includes('link-\\xe9'));
+  });
+});
+
+/** The tar listing of an archive (`tar -t`), and whether its bytes contain `needle`. */
+function readBack(file: string): { names: string[]; tar: Buffer } {
+  const tar = execFileSync('sh', ['-c', 'age -d -i "$0" "$1" | zstd -d -q', keyFile, file], {
+    maxBuffer: 256 * 1024 * 1024,
+  });
+  const names = execFileSync('tar', ['-t'], { input: tar }).toString().split('\n').filter(Boolean);
+  return { names, tar };
+}
+
+describe('what cannot be archived is left out and reported', {
+  skip: skipUnlessPrograms(['age', 'zstd', 'tar']),
+}, () => {
+  test('FIFOs, sockets and devices are counted, not archived and not an error', async () => {
+    const dir = join(work, 'specials');
+    mkdirSync(dir);
+    writeFileSync(join(dir, 'plain.txt'), 'plain');
+    execFileSync('mkfifo', [join(dir, 'fifo')]);
+    execFileSync('python3', [
+      '-c',
+      `import socket; socket.socket(socket.AF_UNIX).bind(${JSON.stringify(join(dir, 'sock'))})`,
+    ]);
+    const { entries, skipped } = await walk(dir);
+    assert.deepEqual(
+      entries.map((e) => e.path.toString()),
+      ['plain.txt'],
+    );
+    assert.deepEqual(
+      skipped.map((s) => [s.path.toString(), s.reason]),
+      [
+        ['fifo', 'a FIFO, not archived'],
+        ['sock', 'a socket, not archived'],
+      ],
+    );
+  });
+
+  test('a file swapped for a symlink between the scan and the read is left out, not read through the link (issue #23 item 9)', async () => {
+    const dir = join(work, 'swap');
+    mkdirSync(dir);
+    const secret = join(work, 'root-only.txt');
+    writeFileSync(secret, 'ROOT-ONLY-SECRET', { mode: 0o600 });
+    writeFileSync(join(dir, 'a-harmless.txt'), 'harmless');
+    writeFileSync(join(dir, 'b-replaced.txt'), 'first');
+    writeFileSync(join(dir, 'c-other.txt'), 'OTHER-FILE-BYTES');
+    writeFileSync(join(dir, 'd-fifo.txt'), 'becomes a FIFO');
+    const { entries } = await walk(dir);
+    // Between the scan and the read: a link to a root-only file, another file renamed over
+    // one, a FIFO in place of a file (opening it must not wait for a writer).
+    rmSync(join(dir, 'a-harmless.txt'));
+    symlinkSync(secret, join(dir, 'a-harmless.txt'));
+    writeFileSync(join(dir, 'x-new.txt'), 'SWAPPED-IN-BYTES');
+    execFileSync('mv', [join(dir, 'x-new.txt'), join(dir, 'b-replaced.txt')]);
+    rmSync(join(dir, 'd-fifo.txt'));
+    execFileSync('mkfifo', [join(dir, 'd-fifo.txt')]);
+    const file = join(work, 'swap.tar.zst.age');
+    const result = await writeArchive({ jobDir: dir, entries, recipient: key.publicKey, outPath: file });
+    assert.deepEqual(
+      result.skipped.map((s) => [s.path.toString(), s.reason, s.inArchive]),
+      [
+        ['a-harmless.txt', 'replaced by a symlink since the scan', false],
+        ['b-replaced.txt', 'replaced by another file since the scan', false],
+        ['d-fifo.txt', 'replaced by another file since the scan', false],
+      ],
+    );
+    const { names, tar } = readBack(file);
+    assert.deepEqual(names, ['c-other.txt']);
+    assert.ok(!tar.includes('ROOT-ONLY-SECRET') && !tar.includes('SWAPPED-IN-BYTES'));
+  });
+
+  test('a file that shrinks or is deleted while archived: a valid archive, the entry reported as archived incomplete', async () => {
+    const dir = join(work, 'shrink');
+    mkdirSync(dir);
+    writeFileSync(join(dir, 'big.bin'), Buffer.alloc(6 * 1024 * 1024, 0x61));
+    writeFileSync(join(dir, 'gone.txt'), 'gone before its turn');
+    writeFileSync(join(dir, 'small.txt'), 'small');
+    const { entries } = await walk(dir);
+    const file = join(work, 'shrink.tar.zst.age');
+    let cut = false;
+    const result = await writeArchive({
+      jobDir: dir,
+      entries,
+      recipient: key.publicKey,
+      outPath: file,
+      // After the first 1 MiB block: the big file is emptied and deleted, gone.txt deleted.
+      onProgress: () => {
+        if (cut) return;
+        cut = true;
+        writeFileSync(join(dir, 'big.bin'), '');
+        rmSync(join(dir, 'big.bin'));
+        rmSync(join(dir, 'gone.txt'));
+      },
+    });
+    assert.deepEqual(
+      result.skipped.map((s) => [s.path.toString(), s.inArchive]),
+      [
+        ['big.bin', true],
+        ['gone.txt', false],
+      ],
+    );
+    assert.match(result.skipped[0]?.reason ?? '', /^shrank by \d+ bytes while archived; the rest is zeros$/);
+    assert.equal(result.skipped[1]?.reason, 'vanished since the scan');
+    const dest = extract(file, 'shrink-out');
+    assert.deepEqual(Object.keys(byteTree(dest)), ['big.bin', 'small.txt']);
+  });
+
+  const asRoot = process.getuid?.() === 0 || IN_CI ? false : 'runs a child process as nobody: needs root';
+  test('a walk as a user who may not read a file leaves it (and a folder it cannot list) out, and says so', {
+    skip: asRoot,
+  }, async () => {
+    const dir = join(work, 'as-nobody');
+    mkdirSync(dir, { mode: 0o755 });
+    writeFileSync(join(dir, 'open.txt'), 'open', { mode: 0o644 });
+    writeFileSync(join(dir, 'closed.txt'), 'closed', { mode: 0o600 });
+    mkdirSync(join(dir, 'locked'), { mode: 0o700 });
+    writeFileSync(join(dir, 'locked', 'inside.txt'), 'inside');
+    execFileSync('chmod', ['755', work]);
+    const script = `
+      const { walkJob } = await import(${JSON.stringify(new URL('../../src/scout/jobs/walk.ts', import.meta.url).href)});
+      const out = { entries: [], skipped: [] };
+      const config = { job_name: 'j', include_hidden: true, follow_symlinks: false, exclude: [] };
+      for await (const e of walkJob(${JSON.stringify(dir)}, config, { onSkip: (s) => out.skipped.push([s.path.toString(), s.reason]) }))
+        out.entries.push(e.path.toString());
+      process.stdout.write(JSON.stringify(out));`;
+    const seen = JSON.parse(
+      execFileSync(process.execPath, ['--input-type=module', '-e', script], {
+        uid: 65534,
+        gid: 65534,
+        env: { LOG_LEVEL: 'silent' },
+      }).toString(),
+    );
+    assert.deepEqual(seen, {
+      entries: ['locked', 'open.txt'],
+      skipped: [
+        ['closed.txt', 'cannot be read (EACCES)'],
+        ['locked', 'folder cannot be read (EACCES); kept empty'],
+      ],
+    });
   });
 });

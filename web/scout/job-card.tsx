@@ -60,6 +60,32 @@ export function StagedLine({ dir }: { dir: Directory }) {
   );
 }
 
+/** "Left out: 3 entries" with the first paths: the last snapshot is incomplete. */
+function SkippedFacts({ dir }: { dir: Directory }) {
+  const skipped = dir.state.last_skipped;
+  if (!skipped) return null;
+  const more = skipped.count - skipped.paths.length;
+  return (
+    <>
+      <dt>Left out</dt>
+      <dd data-testid="skipped">
+        <span class="badge warn">
+          {skipped.count} {skipped.count === 1 ? 'entry' : 'entries'}
+        </span>{' '}
+        not in the last snapshot (unreadable, vanished or not a file, folder or link):
+        <ul class="skipped-paths">
+          {skipped.paths.map((path) => (
+            <li key={path}>
+              <code>{path}</code>
+            </li>
+          ))}
+          {more > 0 ? <li>and {more} more</li> : null}
+        </ul>
+      </dd>
+    </>
+  );
+}
+
 /** One job: its last result and error, and what can be done to it. Labelled by its job name. */
 export function JobCard({
   dir,
@@ -127,6 +153,7 @@ export function JobCard({
         <dt>Last snapshot</dt>
         <dd>{dir.state.last_stored_as ? <code>{dir.state.last_stored_as}</code> : '—'}</dd>
         <ProvenRestorable drill={dir.state.last_drill} badge={drillFlag} />
+        <SkippedFacts dir={dir} />
         {dir.state.staged ? (
           <>
             <dt>Waiting</dt>

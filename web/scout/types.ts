@@ -81,6 +81,8 @@ export interface JobState {
   staged_at?: string | null;
   /** The last restore drill of the job (null: none yet). */
   last_drill?: LastDrill | null;
+  /** What the last snapshot left out: how many, and the first 20 paths (non-UTF-8 bytes as \xHH). */
+  last_skipped?: { count: number; paths: string[] } | null;
 }
 
 export interface Directory {

@@ -19,4 +19,6 @@ export const jobStates = sqliteTable('job_states', {
   staged: text('staged'),
   /** JSON of the last restore drill's outcome (DrillOutcome), or null. */
   lastDrill: text('last_drill'),
+  /** JSON of what the last snapshot left out ({count, paths}: src/scout/jobs/skipped.ts), or null. */
+  lastSkipped: text('last_skipped'),
 });

@@ -7,11 +7,14 @@ import { logger } from '../../core/log.ts';
 import type { Notifier } from '../../core/notify/ntfy.ts';
 import type { ErrorCode } from '../../shared/protocol/error-codes.ts';
 import { writeArchive } from '../archive/pipeline.ts';
+import type { ArchiveSkip } from '../archive/tar-writer.ts';
+import { byteString } from '../jobs/byte-order.ts';
 import type { DiscoveredJob } from '../jobs/discovery.ts';
-import { jobFingerprint, type WalkEntry, walkJob } from '../jobs/walk.ts';
+import { describeSkipped, summarizeSkipped } from '../jobs/skipped.ts';
+import { jobFingerprint, type SkippedEntry, type WalkEntry, walkJob } from '../jobs/walk.ts';
 import type { KeyStore } from '../keys/key-store.ts';
 import type { ScoutSettingsService } from '../services/scout-settings.ts';
-import type { JobStates } from '../state/job-states.ts';
+import { type JobStates, stateView } from '../state/job-states.ts';
 import type { Circuit } from '../upload/circuit.ts';
 import { createStationClient, StationError } from '../upload/station-client.ts';
 import { stationFailure } from '../upload/station-errors.ts';
@@ -53,16 +56,33 @@ export function createBackup(deps: {
   /** Jobs whose last failure needs the operator (a token, a limit, a hook), not just a retry. */
   const needsAttention = new Set<string>();
 
-  async function collect(job: DiscoveredJob, signal: AbortSignal): Promise<WalkEntry[]> {
+  async function collect(
+    job: DiscoveredJob,
+    signal: AbortSignal,
+  ): Promise<{ entries: WalkEntry[]; skipped: SkippedEntry[] }> {
     const entries: WalkEntry[] = [];
-    if (!job.config) return entries;
-    for await (const entry of walkJob(job.absolute_path, job.config, { signal })) entries.push(entry);
-    return entries;
+    const skipped: SkippedEntry[] = [];
+    if (!job.config) return { entries, skipped };
+    const onSkip = (entry: SkippedEntry) => skipped.push(entry);
+    for await (const entry of walkJob(job.absolute_path, job.config, { signal, onSkip })) entries.push(entry);
+    return { entries, skipped };
   }
 
-  async function stage(job: DiscoveredJob, entries: WalkEntry[], fingerprint: string, ctx: OperationContext) {
+  /**
+   * Archives the job into the staging folder. What the archive left out counts in neither
+   * fingerprint: `fingerprint` (sent with the snapshot, what a drill reads back) covers every
+   * entry in the archive, `retry_fingerprint` (what change detection keeps) also leaves out
+   * those archived incomplete, so the next cycle tries them again.
+   */
+  async function stage(
+    job: DiscoveredJob,
+    scan: { entries: WalkEntry[]; skipped: SkippedEntry[] },
+    fingerprint: string,
+    ctx: OperationContext,
+  ) {
     const config = job.config;
     if (!config) throw new Error('job without a valid config');
+    const { entries } = scan;
     await mkdir(stagingDir, { recursive: true });
     const key = deps.keys.current();
     const now = clock.now();
@@ -78,15 +98,26 @@ export function createBackup(deps: {
       signal: ctx.signal,
       onProgress: (bytes) => ctx.progress({ bytes_done: Math.min(bytes, total) }),
     });
+    const without = (left: ArchiveSkip[]) => {
+      const paths = new Set(left.map((entry) => byteString(entry.path)));
+      return entries.filter((entry) => !paths.has(byteString(entry.path)));
+    };
+    const leftOut = result.skipped.filter((entry) => !entry.inArchive);
+    const archived = leftOut.length > 0 ? jobFingerprint(without(leftOut)) : fingerprint;
+    const incomplete = result.skipped.length > leftOut.length;
+    const skipped = summarizeSkipped([...scan.skipped, ...result.skipped]);
     const staged: StagedArchive = {
       file,
       size: result.size,
       sha256: result.sha256,
-      fingerprint,
+      fingerprint: archived,
+      ...(incomplete ? { retry_fingerprint: jobFingerprint(without(result.skipped)) } : {}),
+      skipped,
       timestamp: utcStamp(now),
       idempotency_key: `${deps.instanceId}-${config.job_name}-${result.sha256.slice(0, 16)}-${now}`,
       key_fingerprint: key.fingerprint,
     };
+    if (skipped) log.warn({ job: config.job_name, ...skipped }, 'the archive leaves entries out');
     await deps.states.update(job.relative_path, config.job_name, { staged });
     return staged;
   }
@@ -113,8 +144,8 @@ export function createBackup(deps: {
     try {
       let staged = deps.states.staged(row);
       const waiting = staged !== null;
-      const entries = await collect(job, ctx.signal);
-      const fingerprint = jobFingerprint(entries);
+      const scan = await collect(job, ctx.signal);
+      const fingerprint = jobFingerprint(scan.entries);
       if (!staged && trigger !== 'force_send' && row?.storedFingerprint === fingerprint) {
         if (again) return { reached: null, uploadedWaiting: false };
         await deps.states.update(job.relative_path, name, {
@@ -125,7 +156,7 @@ export function createBackup(deps: {
         });
         return { reached: null, uploadedWaiting: false };
       }
-      staged ??= await stage(job, entries, fingerprint, ctx);
+      staged ??= await stage(job, scan, fingerprint, ctx);
       const settings = await deps.settings.read();
       const refuse = async (message: string, attention: boolean, code: ErrorCode) => {
         if (attention) needsAttention.add(job.relative_path);
@@ -183,7 +214,8 @@ export function createBackup(deps: {
           lastSuccessAt: clock.now(),
           lastStoredAs: stored.stored_as,
           lastStoredBytes: staged.size,
-          storedFingerprint: staged.fingerprint,
+          storedFingerprint: staged.retry_fingerprint ?? staged.fingerprint,
+          lastSkipped: staged.skipped ?? null,
           staged: null,
         });
         log.info({ job: name, stored_as: stored.stored_as, bytes: staged.size }, 'job uploaded');
@@ -269,6 +301,19 @@ export function createBackup(deps: {
       stored_as: state?.lastStoredAs ?? '',
       error: state?.lastError ?? '',
     });
+    const skipped = stateView(state).last_skipped;
+    if (state?.lastStatus === 'uploaded' && skipped) {
+      deps.notifier.notify({
+        ...facts,
+        event: 'job_incomplete',
+        source: 'backup',
+        title: `Backup of ${name} is incomplete`,
+        summary: `${name} on ${settings.scout_id}: snapshot ${state.lastStoredAs ?? ''} stored, but ${describeSkipped(skipped)}`,
+        tags: ['warning'],
+        skipped_count: skipped.count,
+        skipped_paths: skipped.paths,
+      });
+    }
     if (state?.lastStatus === 'failed') {
       const attention = needsAttention.has(job.relative_path);
       deps.notifier.notify({

@@ -1,7 +1,7 @@
 import { Counter, Gauge } from 'prom-client';
 import { createMetricsRegistry, type RoleMetrics } from '../../core/http/routes/metrics.ts';
 import type { Operation, Runner } from '../schedule/runner.ts';
-import type { JobStates } from '../state/job-states.ts';
+import { type JobStates, stateView } from '../state/job-states.ts';
 
 /**
  * Bytes an update adds to its phase: a phase counts up from 0 for each job, so a lower value
@@ -60,6 +60,12 @@ export function createScoutMetrics(deps: { states: JobStates; runner: Runner }):
     labelNames: ['job_name'] as const,
     registers,
   });
+  const skipped = new Gauge({
+    name: 'backupd_job_skipped_entries',
+    help: "Entries the job's last stored snapshot left out (unreadable, vanished, FIFOs, sockets, devices); 0 when none.",
+    labelNames: ['job_name'] as const,
+    registers,
+  });
   const operationBytes = new Counter({
     name: 'backupd_operation_bytes_total',
     help: 'Bytes moved by operations since the Scout started, by operation kind and phase.',
@@ -78,12 +84,14 @@ export function createScoutMetrics(deps: { states: JobStates; runner: Runner }):
       lastSuccess.reset();
       lastDrill.reset();
       failed.reset();
+      skipped.reset();
       for (const row of rows.values()) {
         const labels = { job_name: row.jobName };
         if (row.lastSuccessAt !== null) lastSuccess.set(labels, row.lastSuccessAt / 1000);
         const drilled = drillSucceededAt(row.lastDrill);
         if (drilled !== null) lastDrill.set(labels, drilled / 1000);
         failed.set(labels, row.lastStatus === 'failed' ? 1 : 0);
+        skipped.set(labels, stateView(row).last_skipped?.count ?? 0);
       }
     },
   };

@@ -2,6 +2,7 @@ import { eq } from 'drizzle-orm';
 import type { DrillOutcome } from '../../shared/protocol/drills.ts';
 import type { ScoutDb } from '../db/open.ts';
 import { jobStates } from '../db/scout-tables.ts';
+import type { SkippedSummary } from '../jobs/skipped.ts';
 import type { StagedArchive } from '../upload/uploader.ts';
 
 export type { DrillOutcome };
@@ -26,6 +27,8 @@ export function stateView(row: Row | undefined) {
     /** When the waiting archive was made (its files are as they were then), or null. */
     staged_at: row?.staged ? (JSON.parse(row.staged) as StagedArchive).timestamp : null,
     last_drill: row?.lastDrill ? (JSON.parse(row.lastDrill) as DrillOutcome) : null,
+    /** What the last snapshot made left out ({count, paths}: first 20, escaped), or null. */
+    last_skipped: row?.lastSkipped ? (JSON.parse(row.lastSkipped) as SkippedSummary) : null,
   };
 }
 
@@ -46,13 +49,19 @@ export function createJobStates(db: ScoutDb) {
     async update(
       relativePath: string,
       jobName: string,
-      patch: Partial<Omit<Row, 'relativePath' | 'staged'>> & { staged?: StagedArchive | null },
+      patch: Partial<Omit<Row, 'relativePath' | 'staged' | 'lastSkipped'>> & {
+        staged?: StagedArchive | null;
+        lastSkipped?: SkippedSummary | null;
+      },
     ): Promise<void> {
-      const { staged, ...rest } = patch;
+      const { staged, lastSkipped, ...rest } = patch;
       const values = {
         ...rest,
         jobName,
         ...(staged !== undefined ? { staged: staged ? JSON.stringify(staged) : null } : {}),
+        ...(lastSkipped !== undefined
+          ? { lastSkipped: lastSkipped ? JSON.stringify(lastSkipped) : null }
+          : {}),
       };
       await db
         .insert(jobStates)

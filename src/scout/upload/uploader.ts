@@ -2,6 +2,7 @@ import { access } from 'node:fs/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { logger } from '../../core/log.ts';
 import type { InitiateRequest, ResumeDetail } from '../../shared/protocol/uploads.ts';
+import type { SkippedSummary } from '../jobs/skipped.ts';
 import { type FinalizeReply, type StationClient, StationError } from './station-client.ts';
 
 const log = logger.child({ mod: 'scout/upload' });
@@ -19,6 +20,14 @@ export interface StagedArchive {
   timestamp: string;
   idempotency_key: string;
   key_fingerprint: string;
+  /**
+   * What change detection keeps once this archive is stored, when it differs from
+   * `fingerprint`: without the entries archived incomplete (src/scout/archive/tar-writer.ts),
+   * so the next cycle backs them up again.
+   */
+  retry_fingerprint?: string;
+  /** What this archive left out (src/scout/jobs/skipped.ts); absent or null when nothing. */
+  skipped?: SkippedSummary | null;
 }
 
 export interface UploadTarget {

@@ -1,0 +1,1 @@
+ALTER TABLE `job_states` ADD `last_skipped` text;
