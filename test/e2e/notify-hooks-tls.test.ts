@@ -84,6 +84,12 @@ async function envDumpHooks(admin: Client, prefix: string, preField: string, pos
   return { pre, post };
 }
 
+/** Secrets in the servers' environment that no hook may see (INITIAL_ADMIN_PASSWORD as the default). */
+const SERVER_SECRETS = { INITIAL_ADMIN_PASSWORD: 'admin', BACKUPD_TEST_CANARY: 'canary-server-secret' };
+/** What a hook's environment may hold: the documented names (README, Hooks) and what sh adds. */
+const HOOK_NAMES =
+  /^(PATH|HOME|USER|LOGNAME|LANG|LANGUAGE|TZ|TMPDIR|LC_[A-Z_]+|BACKUPD_[A-Z_]+|PWD|OLDPWD|SHLVL|_)$/;
+
 /** ntfy shows the Title header as sent (it decodes RFC 2047 words, not %XX escapes): plain words. */
 function plainTitle(title: string | string[] | undefined): void {
   assert.match(String(title), / /, 'the title is words');
@@ -93,13 +99,19 @@ function plainTitle(title: string | string[] | undefined): void {
 describe('notifications, hooks and TLS end to end', () => {
   before(async () => {
     [stationInbox, scoutInbox] = await Promise.all([startReceiver(), startReceiver()]);
-    ({ server: station, admin: stationAdmin } = await scouts.startStation());
+    ({ server: station, admin: stationAdmin } = await scouts.startStation({ env: SERVER_SECRETS }));
     ({
       server: scout,
       admin: scoutAdmin,
       scanRoot,
     } = await scouts.startScout({
       fill: (root) => buildTree(root, { 'docs/.upload_dir': null, 'docs/a.txt': 'alpha' }),
+      // The Scout reads neither DATABASE_URL nor AWS_*: there they are only secrets to keep.
+      env: {
+        ...SERVER_SECRETS,
+        DATABASE_URL: 'postgres://u:canary-db-password@db/x',
+        AWS_SECRET_ACCESS_KEY: 'canary-aws',
+      },
     }));
     credential = await scouts.connectScout(scoutAdmin, stationAdmin, SCOUT_ID);
     instanceId = (await scouts.scoutStatus(scoutAdmin)).scout_instance_id;
@@ -244,6 +256,47 @@ describe('notifications, hooks and TLS end to end', () => {
     assert.equal(postEnv.BACKUPD_FILENAME, state.last_stored_as);
     assert.notEqual(preEnv.BACKUPD_EVENT, postEnv.BACKUPD_EVENT, 'pre and post report different events');
     expectStatus(await stationAdmin.post('/api/hooks', {}), 200);
+  });
+
+  test('hooks on both roles see only the documented environment, and their output stays out of the log', async () => {
+    const dump = (file: string) => `env > '${file}'; echo HOOK-STDOUT-CANARY; echo HOOK-STDERR-CANARY >&2`;
+    const files = {
+      station: join(hookOut, 'env_station'),
+      scout: join(hookOut, 'env_scout'),
+    };
+    expectStatus(await stationAdmin.post('/api/hooks', { pre_command: dump(files.station) }), 200);
+    expectStatus(await scoutAdmin.post('/api/hooks', { hook_pre_command: dump(files.scout) }), 200);
+    changeDocs();
+    await runNow();
+    assert.equal((await jobState('docs')).last_status, 'uploaded');
+    for (const [role, file] of Object.entries(files)) {
+      const env = envOf(await readWhenThere(file));
+      assert.equal(env.BACKUPD_JOB_NAME, 'docs', `${role}: the facts are there`);
+      assert.ok(env.PATH, `${role}: PATH is passed`);
+      for (const secret of [
+        'INITIAL_ADMIN_PASSWORD',
+        'BACKUPD_TEST_CANARY',
+        'DATABASE_URL',
+        'AWS_SECRET_ACCESS_KEY',
+      ]) {
+        assert.equal(env[secret], undefined, `${role}: ${secret} is not passed to the hook`);
+      }
+      const text = readFileSync(file, 'utf8');
+      assert.doesNotMatch(text, /canary-/, `${role}: no server secret in the hook's environment`);
+      const extra = Object.keys(env).filter((name) => !HOOK_NAMES.test(name));
+      assert.deepEqual(extra, [], `${role}: only the documented names`);
+    }
+    for (const server of [station, scout]) {
+      const log = server.output();
+      assert.doesNotMatch(log, /HOOK-(STDOUT|STDERR)-CANARY/, `${server.role}: no hook output in the log`);
+      const line = log.split('\n').find((l) => l.includes('"hook ran"') && l.includes('"phase":"pre"'));
+      assert.ok(line, `${server.role}: the hook run is logged`);
+      assert.match(line, /"output_bytes":\d+/);
+      assert.match(line, /"duration_ms":\d+/);
+      assert.match(line, /"exit_code":0/);
+    }
+    expectStatus(await stationAdmin.post('/api/hooks', {}), 200);
+    expectStatus(await scoutAdmin.post('/api/hooks', {}), 200);
   });
 
   test('Scout hooks run around the job with BACKUPD_JOB_NAME, _RELATIVE_PATH and _STATUS', async () => {

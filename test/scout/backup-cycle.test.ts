@@ -9,7 +9,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, beforeEach, describe, test } from 'node:test';
-import type { Hooks } from '../../src/core/hooks/hooks.ts';
+import { type Hooks, NOT_RUN } from '../../src/core/hooks/hooks.ts';
 import type { Notifier, NotifyEvent } from '../../src/core/notify/ntfy.ts';
 import { openScoutStorage, type ScoutStorage } from '../../src/scout/db/open.ts';
 import type { DiscoveredJob } from '../../src/scout/jobs/discovery.ts';
@@ -194,7 +194,7 @@ describe('the backup cycle against a Station client that answers like the protoc
     station = new FakeStation();
     circuit = createCircuit();
     events = [];
-    const noHook = async () => ({ ran: false, exit_code: null, timed_out: false, output: '' });
+    const noHook = async () => NOT_RUN;
     backup = createBackup({
       dataDir: join(work, 'data'),
       instanceId: 'inst0000000000000001',

@@ -1,24 +1,42 @@
 import { spawn } from 'node:child_process';
+import { clock } from '../clock.ts';
 import { logger } from '../log.ts';
 import type { SettingsStore } from '../settings/settings-store.ts';
+import { hookEnvironment } from './hook-environment.ts';
 import type { FileFolder } from './hook-files.ts';
 
 const log = logger.child({ mod: 'core/hooks' });
 const SECTION = 'hooks';
 export const HOOK_TIMEOUT_MS = 10 * 60 * 1000;
-const OUTPUT_LIMIT = 64 * 1024;
 
 export interface HookResult {
   ran: boolean;
   exit_code: number | null;
   timed_out: boolean;
-  output: string;
+  /** How much the command wrote to stdout and stderr; the bytes themselves are never kept. */
+  output_bytes: number;
+  duration_ms: number;
+  /** Why the command could not be started (spawn's error), or null. */
+  start_error: string | null;
 }
+
+/** The result when no command is set for the phase. */
+export const NOT_RUN: HookResult = Object.freeze({
+  ran: false,
+  exit_code: null,
+  timed_out: false,
+  output_bytes: 0,
+  duration_ms: 0,
+  start_error: null,
+});
 
 /**
  * Admin-set shell commands run before and after work (the Station's finalize, the Scout's
  * job backup). The event's facts reach the command only as BACKUPD_* environment variables,
- * never inside the command text. The command runs in the hook-files folder, with a timeout.
+ * never inside the command text, in an environment without the server's (hook-environment.ts).
+ * The command runs in the hook-files folder, with a timeout. Its output is counted, never
+ * kept: a hook may print what it handles (a database dump's password prompt, file names), and
+ * the log goes wherever the host ships logs.
  */
 export function createHooks(deps: {
   store: SettingsStore;
@@ -37,46 +55,55 @@ export function createHooks(deps: {
   }
 
   function run(command: string, facts: Record<string, string | number | undefined>): Promise<HookResult> {
-    const env: Record<string, string> = { ...process.env } as Record<string, string>;
-    for (const [key, value] of Object.entries(facts)) {
-      if (value !== undefined) env[`BACKUPD_${key.toUpperCase()}`] = String(value);
-    }
+    const started = clock.now();
     return new Promise((resolve) => {
       const child = spawn('/bin/sh', ['-c', command], {
         cwd: deps.files.dir,
-        env,
+        env: hookEnvironment(facts),
         stdio: ['ignore', 'pipe', 'pipe'],
       });
-      let output = '';
-      const collect = (d: Buffer) => {
-        if (output.length < OUTPUT_LIMIT) output += d.toString('utf8');
+      let outputBytes = 0;
+      const count = (d: Buffer) => {
+        outputBytes += d.length;
       };
-      child.stdout.on('data', collect);
-      child.stderr.on('data', collect);
+      child.stdout.on('data', count);
+      child.stderr.on('data', count);
       let timedOut = false;
       const timer = setTimeout(() => {
         timedOut = true;
         child.kill('SIGKILL');
       }, deps.timeoutMs ?? HOOK_TIMEOUT_MS);
-      child.on('error', (error) => {
+      const done = (exitCode: number | null, startError: string | null) => {
         clearTimeout(timer);
-        resolve({ ran: true, exit_code: null, timed_out: false, output: String(error.message) });
-      });
-      child.on('close', (code) => {
-        clearTimeout(timer);
-        resolve({ ran: true, exit_code: code, timed_out: timedOut, output: output.slice(0, OUTPUT_LIMIT) });
-      });
+        resolve({
+          ran: true,
+          exit_code: exitCode,
+          timed_out: timedOut,
+          output_bytes: outputBytes,
+          duration_ms: clock.now() - started,
+          start_error: startError,
+        });
+      };
+      child.on('error', (error) => done(null, error.message));
+      child.on('close', (code) => done(code, null));
     });
   }
 
   async function runPhase(phase: 'pre' | 'post', facts: Record<string, string | number | undefined>) {
     const command = (await settings())[phase === 'pre' ? deps.fields.pre : deps.fields.post]?.trim();
-    if (!command) return { ran: false, exit_code: null, timed_out: false, output: '' } satisfies HookResult;
+    if (!command) return NOT_RUN;
     await deps.files.list(); // makes sure the working folder exists
     const result = await run(command, { ...facts, hook: phase });
     const level = result.exit_code === 0 ? 'info' : 'warn';
     log[level](
-      { phase, exit_code: result.exit_code, timed_out: result.timed_out, output: result.output.slice(-2000) },
+      {
+        phase,
+        exit_code: result.exit_code,
+        timed_out: result.timed_out,
+        duration_ms: result.duration_ms,
+        output_bytes: result.output_bytes,
+        ...(result.start_error ? { start_error: result.start_error } : {}),
+      },
       'hook ran',
     );
     return result;

@@ -283,13 +283,18 @@ export function createBackup(deps: {
     let reached: boolean | null = null;
     const pre = await deps.hooks.pre(facts);
     if (pre.ran && pre.exit_code !== 0) {
-      const outcome = pre.timed_out ? 'timed out' : `exited with ${pre.exit_code}`;
+      const outcome = pre.timed_out
+        ? 'timed out'
+        : pre.start_error
+          ? `could not start (${pre.start_error})`
+          : `exited with ${pre.exit_code}`;
       needsAttention.add(job.relative_path);
       await deps.states.update(job.relative_path, name, {
         lastStatus: 'failed',
         lastAttemptAt: clock.now(),
         lastErrorCode: 'hook_failed',
-        lastError: `the pre-backup hook (hook_pre_command) ${outcome}, so the job was skipped; fix the hook or its cause. Output: ${pre.output.trim().slice(-300)}`,
+        // The output is not kept (src/core/hooks/hooks.ts): its size tells whether there was any.
+        lastError: `the pre-backup hook (hook_pre_command) ${outcome}, so the job was skipped; fix the hook or its cause (it wrote ${pre.output_bytes} bytes of output, which backupd does not keep: send it to a file in the command to read it)`,
       });
     } else {
       reached = await backupJob(job, trigger, ctx);
