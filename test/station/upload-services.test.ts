@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { eq } from 'drizzle-orm';
 import { AppError } from '../../src/core/errors.ts';
-import { uploadSessions } from '../../src/station/db/station-tables.ts';
+import { leases, uploadSessions } from '../../src/station/db/station-tables.ts';
 import { ABANDONED_AFTER_MS, processLock } from '../../src/station/uploads/index.ts';
 import { bodyFor, bodyOf, brokenBodyOf, type Kit, openKit } from './upload-services-kit.ts';
 
@@ -88,7 +88,7 @@ describe('upload services (in process, PGlite, disk store, fixed clock)', () => 
     );
     assert.equal(indexed?.sha256, meta.archive_sha256);
     assert.equal(indexed?.storedAt, kit.clock.now(), 'stored at the injected clock');
-    assert.equal((await row(started.upload_id))?.lockOwner, null, 'the lease is released');
+    assert.deepEqual(await kit.storage.stationDb.select().from(leases), [], 'the lease is released');
     // Finalize again: the same answer, nothing stored twice.
     assert.equal((await kit.uploads.finalize(kit.token, started.upload_id)).stored_as, done.stored_as);
   });
@@ -197,9 +197,8 @@ describe('upload services (in process, PGlite, disk store, fixed clock)', () => 
     );
     // A Station that died holding the lease blocks only until it lapses.
     await kit.storage.stationDb
-      .update(uploadSessions)
-      .set({ lockOwner: 'dead-station', lockUntil: kit.clock.now() - 1 })
-      .where(eq(uploadSessions.uploadId, upload_id));
+      .insert(leases)
+      .values({ name: `upload:${upload_id}`, holder: 'dead-station', until: Date.now() - 1 });
     assert.equal((await kit.uploads.finalize(kit.token, upload_id)).status, 'stored');
   });
 
@@ -215,7 +214,7 @@ describe('upload services (in process, PGlite, disk store, fixed clock)', () => 
     const second = replies[1] as PromiseRejectedResult;
     assert.equal(detailOf(second.reason).status, 'offset_mismatch');
     assert.equal(detailOf(second.reason).next_offset, data.length);
-    assert.equal((await row(upload_id))?.lockOwner, null, 'no lease was taken');
+    assert.deepEqual(await kit.storage.stationDb.select().from(leases), [], 'no lease was taken');
     assert.equal((await uploads.finalize(kit.token, upload_id)).status, 'stored');
   });
 

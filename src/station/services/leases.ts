@@ -14,40 +14,65 @@ export const DEFAULT_LEASE_MS = 5 * 60 * 1000;
 
 export type LeaseOutcome<T> = { ran: true; value: T } | { ran: false; holder: string };
 
+/** One holding of a lease, by one holder. */
+export interface HeldLease {
+  readonly name: string;
+  readonly holder: string;
+  /**
+   * Extends the lease by its TTL (on the database's clock) while it is still this holder's;
+   * false when it is not: it lapsed and another holder took it (and perhaps released it).
+   */
+  renew(): Promise<boolean>;
+  release(): Promise<void>;
+}
+
 /**
  * Station-wide jobs (the upload sweep, a verification run) take a lease row in the database
- * first, so of several Stations on one PostgreSQL only one runs a job at a time. A lease is
- * taken with one conditional upsert (free, expired, or already ours), renewed while the job
+ * first, so of several Stations on one PostgreSQL only one runs a job at a time; each upload's
+ * chunks and finalize take one too (uploads/upload-lease.ts, one holder per request). A lease
+ * is taken with one conditional upsert (free, expired, or already ours), renewed while the job
  * runs, and released when it ends; a Station that dies mid-job leaves a lease that expires
- * after `ttlMs`, and the next Station takes it then. With PGlite (one process) every lease is
- * free, and nothing changes.
+ * after `ttlMs`, and the next Station takes it then. Every time is the database's
+ * (`clock_timestamp()`), never a Station's own clock: a Station whose clock runs ahead must not
+ * think another's lease has lapsed (issue #23 item 6). With PGlite (one process) every
+ * Station-wide lease is free, and nothing changes.
  */
 export function createLeases(
   db: StationDb,
   holder = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`,
 ) {
-  async function acquire(name: string, ttlMs: number): Promise<boolean> {
+  /** Takes the lease `name` for `by` (this Station unless given); null while another holds it. */
+  async function take(name: string, ttlMs: number, by = holder): Promise<HeldLease | null> {
     const rows = await db
       .insert(leases)
-      .values({ name, holder, until: sql`${dbNow} + ${ttlMs}` })
+      .values({ name, holder: by, until: sql`${dbNow} + ${ttlMs}` })
       .onConflictDoUpdate({
         target: leases.name,
-        set: { holder, until: sql`${dbNow} + ${ttlMs}` },
-        setWhere: sql`${leases.until} <= ${dbNow} OR ${leases.holder} = ${holder}`,
+        set: { holder: by, until: sql`${dbNow} + ${ttlMs}` },
+        setWhere: sql`${leases.until} <= ${dbNow} OR ${leases.holder} = ${by}`,
       })
       .returning({ holder: leases.holder });
-    return rows.length > 0;
+    if (rows.length === 0) return null;
+    const mine = and(eq(leases.name, name), eq(leases.holder, by));
+    return {
+      name,
+      holder: by,
+      async renew() {
+        const renewed = await db
+          .update(leases)
+          .set({ until: sql`${dbNow} + ${ttlMs}` })
+          .where(mine)
+          .returning({ name: leases.name });
+        return renewed.length > 0;
+      },
+      async release() {
+        await db.delete(leases).where(mine);
+      },
+    };
   }
 
-  async function renew(name: string, ttlMs: number): Promise<void> {
-    await db
-      .update(leases)
-      .set({ until: sql`${dbNow} + ${ttlMs}` })
-      .where(and(eq(leases.name, name), eq(leases.holder, holder)));
-  }
-
-  async function release(name: string): Promise<void> {
-    await db.delete(leases).where(and(eq(leases.name, name), eq(leases.holder, holder)));
+  async function acquire(name: string, ttlMs: number): Promise<boolean> {
+    return (await take(name, ttlMs)) !== null;
   }
 
   async function holderOf(name: string): Promise<string | null> {
@@ -60,8 +85,8 @@ export function createLeases(
 
   return {
     holder,
+    take,
     acquire,
-    release,
     holderOf,
 
     /**
@@ -73,19 +98,24 @@ export function createLeases(
       job: () => Promise<T>,
       ttlMs = DEFAULT_LEASE_MS,
     ): Promise<LeaseOutcome<T>> {
-      if (!(await acquire(name, ttlMs)))
-        return { ran: false, holder: (await holderOf(name)) ?? 'another Station' };
+      const lease = await take(name, ttlMs);
+      if (!lease) return { ran: false, holder: (await holderOf(name)) ?? 'another Station' };
       const renewer = setInterval(() => {
-        renew(name, ttlMs).catch((err: unknown) => log.warn({ err, lease: name }, 'renewing a lease failed'));
+        lease
+          .renew()
+          .then((held) => {
+            if (!held) log.warn({ lease: name }, 'the lease lapsed and another Station took it');
+          })
+          .catch((err: unknown) => log.warn({ err, lease: name }, 'renewing a lease failed'));
       }, ttlMs / 3);
       renewer.unref();
       try {
         return { ran: true, value: await job() };
       } finally {
         clearInterval(renewer);
-        await release(name).catch((err: unknown) =>
-          log.warn({ err, lease: name }, 'releasing a lease failed'),
-        );
+        await lease
+          .release()
+          .catch((err: unknown) => log.warn({ err, lease: name }, 'releasing a lease failed'));
       }
     },
   };

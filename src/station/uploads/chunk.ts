@@ -32,7 +32,7 @@ export async function chunk(
   };
   return deps.lock(
     uploadId,
-    async () => {
+    async (hold) => {
       const row = await sessionOf(deps, uploadId, token);
       if (row.status === 'stored') {
         throw conflict(
@@ -50,13 +50,14 @@ export async function chunk(
       }
       let result: AppendResult;
       try {
-        result = await deps.store.append(upload, offset, body);
+        result = await deps.store.append(upload, offset, hold.guard(body));
       } catch (error) {
         if (error instanceof AppError) throw error;
         result = { stagedBytes: next, keptBytes: 0, state: row.storeState, interrupted: error };
       }
       // Only received bytes keep a session alive: empty chunks do not postpone the sweep.
       if (result.keptBytes > 0 || result.state !== row.storeState) {
+        await hold.confirm();
         await deps.db
           .update(uploadSessions)
           .set({

@@ -47,7 +47,7 @@ export async function finalize(deps: UploadDeps, token: StationTokenRow, uploadI
   };
   return deps.lock(
     uploadId,
-    async () => {
+    async (hold) => {
       const row = await sessionOf(deps, uploadId, token);
       if (row.status === 'stored') {
         return { status: 'stored', stored_as: row.storedAs, pruned: [] as string[], duplicate: false };
@@ -70,9 +70,11 @@ export async function finalize(deps: UploadDeps, token: StationTokenRow, uploadI
         size_bytes: size,
         upload_id: row.uploadId,
       };
+      await hold.confirm();
       if (sha !== row.archiveSha256) throw await discard(deps, row, facts);
       const previous = await deps.index.newest(ref);
       await deps.events?.beforeStore(facts);
+      await hold.confirm();
       const stored = await deps.store.complete(upload);
       const now = deps.clock.now();
       const unusual = unusualReason({ sizeBytes: size, keyFingerprint: row.keyFingerprint }, previous);

@@ -1,70 +1,126 @@
+import { Readable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { and, eq, isNull, lt, or } from 'drizzle-orm';
 import { newId } from '../../core/auth/secrets.ts';
-import { uploadSessions } from '../db/station-tables.ts';
-import type { UploadDeps } from './types.ts';
+import type { Clock } from '../../core/clock.ts';
+import type { HeldLease, Leases } from '../services/leases.ts';
 
 /** How long a lease holds without renewal: a Station that died mid-chunk blocks no longer. */
 export const LEASE_MS = 60_000;
 /** How long a request waits for the lease before it answers 409. */
 const WAIT_MS = 120_000;
+/**
+ * A holder that has not confirmed its lease for this long confirms it before it passes on
+ * more bytes: the lease (LEASE_MS from its last confirmation, on the database's clock) is then
+ * surely still its own, also after the process stood still (a pause, a swap storm, SIGSTOP).
+ */
+const CONFIRM_AFTER_MS = LEASE_MS / 2;
+
+/** The lease of the upload was lost: it lapsed and another request took it. */
+export class LeaseLost extends Error {
+  constructor() {
+    super("another request took over this upload's lease");
+  }
+}
+
+/** What the request holding an upload's lease uses before it writes or saves anything. */
+export interface UploadHold {
+  /** The chunk's body as the store should read it: it fails with LeaseLost once the lease is gone. */
+  guard(body: Readable): Readable;
+  /** Renews the lease, or throws LeaseLost when it is no longer this request's: call before saving state. */
+  confirm(): Promise<void>;
+}
+
+/** The hold of a lock that cannot be taken away (one process: upload-lock.ts processLock). */
+export const unguarded: UploadHold = { guard: (body) => body, confirm: async () => {} };
+
+async function takeWaiting(
+  leases: Leases,
+  name: string,
+  holder: string,
+  busy: () => Promise<Error>,
+): Promise<HeldLease> {
+  const waitUntil = Date.now() + WAIT_MS;
+  for (let pause = 10; ; pause = Math.min(pause * 2, 250)) {
+    const lease = await leases.take(name, LEASE_MS, holder);
+    if (lease) return lease;
+    if (Date.now() > waitUntil) throw await busy();
+    await sleep(pause);
+  }
+}
 
 /**
- * Runs `work` while holding the upload's write lease, so that the chunks and the finalize of
- * one upload run one at a time across every Station on the database.
+ * Runs `work` while holding the upload's write lease (`upload:<id>` in the Station's leases,
+ * src/station/services/leases.ts), so that the chunks and the finalize of one upload run one at
+ * a time across every Station on the database.
  *
  * Why a lease row and not an advisory lock: `pg_advisory_xact_lock` lives as long as a
  * transaction, and holding a drizzle transaction open across a chunk streamed for minutes ties
  * up a pooled connection per upload; a session-level `pg_try_advisory_lock` needs a reserved
- * connection, which PGlite does not have. The lease (`lock_owner`, `lock_until` on the session
- * row, taken by a conditional UPDATE) works alike on PGlite and PostgreSQL, is renewed while
- * the work runs, and lapses on its own when a Station dies holding it. A second request waits
- * for it (polling), and gets `busy()` after WAIT_MS. A Station on PGlite, alone with its
- * database by nature, uses an in-memory queue instead (upload-lock.ts).
+ * connection, which PGlite does not have. The lease is on the database's clock (a Station whose
+ * clock runs ahead cannot think another's lease has lapsed), is renewed while the work runs,
+ * and lapses on its own when a Station dies holding it. A second request waits for it
+ * (polling), and gets `busy()` after WAIT_MS. A holder whose lease was taken (it stood still
+ * past LEASE_MS) stops: the body it reads fails (`hold.guard`), `hold.confirm` throws before any
+ * state is saved, and the request answers `busy()` (offset_mismatch with the bytes the store
+ * holds). A Station on PGlite, alone with its database by nature, uses an in-memory queue
+ * instead (upload-lock.ts).
  */
 export async function withUploadLease<T>(
-  deps: Pick<UploadDeps, 'db' | 'clock'>,
+  deps: { leases: Leases; clock: Clock },
   uploadId: string,
-  work: () => Promise<T>,
+  work: (hold: UploadHold) => Promise<T>,
   busy: () => Promise<Error>,
 ): Promise<T> {
-  const { db, clock } = deps;
-  const owner = newId();
-  const waitUntil = Date.now() + WAIT_MS;
-  for (let pause = 10; ; pause = Math.min(pause * 2, 250)) {
-    const now = clock.now();
-    const taken = await db
-      .update(uploadSessions)
-      .set({ lockOwner: owner, lockUntil: now + LEASE_MS })
-      .where(
-        and(
-          eq(uploadSessions.uploadId, uploadId),
-          or(isNull(uploadSessions.lockOwner), lt(uploadSessions.lockUntil, now)),
-        ),
-      )
-      .returning({ uploadId: uploadSessions.uploadId });
-    if (taken.length > 0) break;
-    const [exists] = await db
-      .select({ uploadId: uploadSessions.uploadId })
-      .from(uploadSessions)
-      .where(eq(uploadSessions.uploadId, uploadId));
-    // No session: the work itself answers (404).
-    if (!exists) return work();
-    if (Date.now() > waitUntil) throw await busy();
-    await sleep(pause);
+  const { leases, clock } = deps;
+  let confirmedAt = clock.now();
+  const lease = await takeWaiting(leases, `upload:${uploadId}`, `${leases.holder}/${newId()}`, busy);
+  let lost = false;
+  const guarded = new Set<Readable>();
+
+  async function confirm(): Promise<void> {
+    if (lost) throw new LeaseLost();
+    const asked = clock.now();
+    if (!(await lease.renew())) {
+      lost = true;
+      for (const stream of guarded) stream.destroy(new LeaseLost());
+      throw new LeaseLost();
+    }
+    confirmedAt = asked;
   }
-  const mine = and(eq(uploadSessions.uploadId, uploadId), eq(uploadSessions.lockOwner, owner));
-  const renewal = setInterval(() => {
-    db.update(uploadSessions)
-      .set({ lockUntil: clock.now() + LEASE_MS })
-      .where(mine)
-      .catch(() => {});
-  }, LEASE_MS / 3);
+
+  function guard(body: Readable): Readable {
+    // The body's own iterator, kept open on return: a lost lease answers (409) and drops the
+    // rest of the body; any other early end (a chunk too long) drops the request as before.
+    const pieces = body.iterator({ destroyOnReturn: false });
+    const checked = Readable.from(
+      (async function* () {
+        try {
+          for await (const piece of pieces) {
+            if (lost) throw new LeaseLost();
+            if (clock.now() - confirmedAt >= CONFIRM_AFTER_MS) await confirm();
+            yield piece as Buffer;
+          }
+        } finally {
+          if (lost) body.resume();
+          else if (!body.readableEnded) body.destroy();
+        }
+      })(),
+      { objectMode: false },
+    );
+    guarded.add(checked);
+    checked.once('close', () => guarded.delete(checked));
+    return checked;
+  }
+
+  const renewal = setInterval(() => void confirm().catch(() => {}), LEASE_MS / 3);
   renewal.unref();
   try {
-    return await work();
+    return await work({ guard, confirm });
+  } catch (error) {
+    if (lost) throw await busy();
+    throw error;
   } finally {
     clearInterval(renewal);
-    await db.update(uploadSessions).set({ lockOwner: null, lockUntil: null }).where(mine);
+    if (!lost) await lease.release();
   }
 }

@@ -1,22 +1,24 @@
+import { createLeases } from '../services/leases.ts';
 import type { UploadDeps } from './types.ts';
-import { withUploadLease } from './upload-lease.ts';
+import { type UploadHold, unguarded, withUploadLease } from './upload-lease.ts';
 
 /**
  * Runs `work` while no other chunk or finalize of the upload runs; a request that waits too
- * long gets `busy()`.
+ * long gets `busy()`. `work` checks its hold before it writes bytes or saves state.
  */
 export type UploadLock = <T>(
   uploadId: string,
-  work: () => Promise<T>,
+  work: (hold: UploadHold) => Promise<T>,
   busy: () => Promise<Error>,
 ) => Promise<T>;
 
 /**
- * Several Stations on one PostgreSQL: the write lease on the session row (upload-lease.ts).
- * This is the default.
+ * Several Stations on one PostgreSQL: the upload's write lease in the Station's leases
+ * (upload-lease.ts). This is the default.
  */
 export function leaseLock(deps: Pick<UploadDeps, 'db' | 'clock'>): UploadLock {
-  return (uploadId, work, busy) => withUploadLease(deps, uploadId, work, busy);
+  const leases = createLeases(deps.db);
+  return (uploadId, work, busy) => withUploadLease({ leases, clock: deps.clock }, uploadId, work, busy);
 }
 
 /**
@@ -29,7 +31,8 @@ export function processLock(): UploadLock {
   const tails = new Map<string, Promise<unknown>>();
   return async (uploadId, work) => {
     const previous = tails.get(uploadId) ?? Promise.resolve();
-    const run = previous.then(work, work);
+    const next = () => work(unguarded);
+    const run = previous.then(next, next);
     const tail = run.catch(() => undefined);
     tails.set(uploadId, tail);
     try {
