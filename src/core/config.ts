@@ -32,6 +32,8 @@ export interface StationConfig extends CommonConfig {
   maxUploadBytes: number;
   /** `STORAGE_URL=s3://…`: snapshots in that bucket; undefined: on the disk under backupRoot. */
   s3: S3Config | undefined;
+  /** `RESTORE_HINT_HOSTS`: hosts a restore hint may go to as advertised (src/station/services/hint-target.ts). */
+  restoreHintHosts: string[];
 }
 
 export interface ScoutConfig extends CommonConfig {
@@ -134,6 +136,10 @@ export function loadStationConfig(flags: ServeFlags, env: Env = process.env): St
     stagingDir: resolve(nonEmpty(env.STAGING_DIR) ?? `${base.dataDir}/staging`),
     maxUploadBytes: maxUpload ? parsePositiveInt(maxUpload, 'MAX_UPLOAD_BYTES') : TIB,
     s3: parseS3Config(env, (message) => new ConfigError(message)),
+    restoreHintHosts: (env.RESTORE_HINT_HOSTS ?? '')
+      .split(/[\s,]+/)
+      .filter((host) => host !== '')
+      .map((host) => host.toLowerCase().replace(/^\[(.*)\]$/, '$1')),
   };
 }
 

@@ -57,7 +57,13 @@ export function createStationServices(config: StationConfig, core: Core, storage
     snapshots: createSnapshots({ index, store }),
     recovery: createRecovery({ tokens, index, store }),
     drills: createDrills({ db, tokens, index, windows: core.windows, notifier: integrations.notifier }),
-    restoreRequests: createRestoreRequests({ db, index, tokens, onCreated: events.restoreRequested }),
+    restoreRequests: createRestoreRequests({
+      db,
+      index,
+      tokens,
+      hintHosts: config.restoreHintHosts,
+      onCreated: events.restoreRequested,
+    }),
     integrations,
     verifier: createVerifier({
       index,

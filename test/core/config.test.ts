@@ -22,6 +22,7 @@ describe('station config', () => {
       stagingDir: resolve(dataDir, 'staging'),
       maxUploadBytes: TIB,
       s3: undefined,
+      restoreHintHosts: [],
     });
   });
 
@@ -37,8 +38,10 @@ describe('station config', () => {
         BACKUP_ROOT: '/mnt/backups',
         STAGING_DIR: '/mnt/staging',
         MAX_UPLOAD_BYTES: '1048576',
+        RESTORE_HINT_HOSTS: 'Scout-1.LAN, [fd00::5] 192.168.1.20',
       },
     );
+    assert.deepEqual(config.restoreHintHosts, ['scout-1.lan', 'fd00::5', '192.168.1.20']);
     assert.equal(config.host, '127.0.0.1');
     assert.equal(config.port, 7001);
     assert.equal(config.dataDir, '/srv/backupd');

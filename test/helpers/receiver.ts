@@ -11,12 +11,18 @@ export interface Listening {
   close(): Promise<void>;
 }
 
-/** Starts `server` (http or https) on 127.0.0.1 and a free port. */
-export async function listenLocal(server: Server | HttpsServer): Promise<Listening> {
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
+/** Starts `server` (http or https) on 127.0.0.1 (or another local `host`) and a free port (or `port`). */
+export async function listenLocal(
+  server: Server | HttpsServer,
+  host = '127.0.0.1',
+  wanted = 0,
+): Promise<Listening> {
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(wanted, host, resolve);
+  });
   return {
-    port,
+    port: (server.address() as AddressInfo).port,
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();
@@ -41,10 +47,10 @@ export interface Receiver {
 }
 
 /**
- * A local stand-in for an ntfy server: records every request and answers like ntfy. A topic
+ * A local stand-in for an ntfy server (or a Scout): records every request and answers like ntfy. A topic
  * named "broken" (path `/broken`) answers 500, like a failing ntfy server.
  */
-export async function startReceiver(): Promise<Receiver> {
+export async function startReceiver(host = '127.0.0.1', port = 0): Promise<Receiver> {
   const messages: Received[] = [];
   const server = createServer((req, res) => {
     const chunks: Buffer[] = [];
@@ -61,8 +67,8 @@ export async function startReceiver(): Promise<Receiver> {
       res.end(broken ? '{"error":"boom"}' : '{"id":"x","event":"message"}');
     });
   });
-  const { port, close } = await listenLocal(server);
-  return { url: `http://127.0.0.1:${port}`, messages, close };
+  const listening = await listenLocal(server, host, port);
+  return { url: `http://${host}:${listening.port}`, messages, close: listening.close };
 }
 
 /** Lets fire-and-forget requests arrive for `ms`, then returns those received since `from`. */

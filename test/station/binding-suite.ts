@@ -222,7 +222,8 @@ export function bindingSuite(label: string, start: StartStations): void {
       // Nothing of B stuck: not bound, the instance still advertises A's URL, A carries on.
       const regs = await registrations();
       assert.deepEqual(regs.get(hashOf(b.credential)), [], 'B is bound to nothing');
-      assert.equal(await advertisedUrl(scout, inst), 'http://host-a.lan:6556');
+      // Kept pinned to the address A connected from (issue #23 item 7; hint-target.ts).
+      assert.equal(await advertisedUrl(scout, inst), 'http://127.0.0.1:6556/');
       expectStatus(
         await putChunk(main.url, a.credential, started.body.upload_id, 5_000, pending.subarray(5_000)),
         200,

@@ -1,7 +1,9 @@
 // The Station's restore hint: `POST {advertised_url}/backup/restore-notifications` with `{id}`,
 // sent when an admin creates a restore request. The URL is built with the URL API (a stored
 // trailing `?` or `#` must not cut the path off), redirects are not followed, and a Scout that
-// never answers holds the request only a few seconds.
+// never answers holds the request only a few seconds. A hint goes only to the address the
+// Scout connected from or to a host in RESTORE_HINT_HOSTS (issue #23 item 7: before, a token
+// holder's advertised_url made the Station POST to any address it named).
 import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
 import { after, before, describe, test } from 'node:test';
@@ -22,6 +24,13 @@ let redirector: Listening & { url: string; hits: number };
 /** Accepts requests and never answers. */
 let silent: Listening & { url: string; hits: number };
 let instances = 0;
+/** A host in RESTORE_HINT_HOSTS, and a recorder on it. */
+const LISTED = '127.0.0.3';
+let listed: Receiver;
+/** A recorder on another local address (not the one the test connects from). */
+let elsewhere: Receiver;
+/** A recorder on the connecting address (127.0.0.1) at the same port as `elsewhere`. */
+let connecting: Receiver;
 
 /** Stores a snapshot for a new instance that advertises `advertisedUrl`; creates a restore request. */
 async function requestRestore(advertisedUrl: string) {
@@ -62,7 +71,10 @@ before(async () => {
   });
   silent = Object.assign(await listenLocal(hanging), { url: '', hits: 0 });
   silent.url = `http://127.0.0.1:${silent.port}`;
-  server = await startServer('station');
+  listed = await startReceiver(LISTED);
+  elsewhere = await startReceiver('127.0.0.2');
+  connecting = await startReceiver('127.0.0.1', Number(new URL(elsewhere.url).port));
+  server = await startServer('station', { env: { RESTORE_HINT_HOSTS: `example.invalid, ${LISTED}` } });
   admin = await adminClient(server.url);
   const minted = await admin.post('/api/credentials/mint', { shared: true, max_registrations: 50 });
   assert.equal(minted.status, 201, minted.text);
@@ -74,6 +86,7 @@ after(async () => {
   await receiver?.close();
   await redirector?.close();
   await silent?.close();
+  for (const r of [listed, elsewhere, connecting]) await r?.close();
 });
 
 describe('restore hint', () => {
@@ -105,5 +118,40 @@ describe('restore hint', () => {
     assert.equal(notified, false);
     // The hint gives up after 3 s; without a limit the request would wait minutes or forever.
     assert.ok(ms < 10_000, `the request took ${Math.round(ms)} ms`);
+  });
+
+  test('a URL naming another host is not contacted: the hint goes to the address the Scout connected from', async () => {
+    const port = new URL(elsewhere.url).port;
+    for (const url of [elsewhere.url, `http://scout.example.org:${port}/base`]) {
+      const from = connecting.messages.length;
+      const { notified, id } = await requestRestore(url);
+      assert.equal(notified, true, url);
+      assert.deepEqual(
+        connecting.messages.slice(from).map((m) => [m.url, JSON.parse(m.body)]),
+        [[`${url.endsWith('/base') ? '/base' : ''}${HINT_PATH}`, { id }]],
+        `${url}: the hint reached the connecting address`,
+      );
+    }
+    assert.deepEqual(elsewhere.messages, [], 'the named address got nothing');
+  });
+
+  test('a host listed in RESTORE_HINT_HOSTS gets the hint as advertised', async () => {
+    const { notified, id } = await requestRestore(listed.url);
+    assert.equal(notified, true);
+    assert.deepEqual(
+      listed.messages.map((m) => [m.url, JSON.parse(m.body)]),
+      [[HINT_PATH, { id }]],
+    );
+  });
+
+  test('the kept advertised_url is the pinned one (the dashboard shows where hints go)', async () => {
+    await requestRestore(elsewhere.url);
+    const overview = await admin.get('/api/overview');
+    assert.equal(overview.status, 200, overview.text);
+    const urls = (overview.body.scouts as { instances: { advertised_url: string | null }[] }[])
+      .flatMap((s) => s.instances)
+      .map((i) => i.advertised_url);
+    assert.ok(urls.includes(`${connecting.url}/`), JSON.stringify(urls));
+    assert.ok(!urls.some((u) => u?.startsWith(elsewhere.url)), 'no kept URL names another host');
   });
 });

@@ -100,7 +100,8 @@ export function snapshotManagementSuite(label: string, start: StartStation): voi
         assert.ok(inst);
         assert.equal(inst.scout_instance_id, at.instance);
         assert.equal(inst.key_fingerprint, keyFingerprint);
-        assert.equal(inst.advertised_url, advertisedUrl);
+        // Pinned to the address the upload came from (issue #23 item 7; hint-target.ts).
+        assert.equal(inst.advertised_url, `${advertisedUrl.replace('ov-scout.example', '127.0.0.1')}/`);
         const seen = assertIso(inst.last_seen_at, 'last_seen_at');
         assert.ok(Math.abs(seen - now) < 5 * 60_000, `last_seen_at ${inst.last_seen_at} is recent`);
         assert.deepEqual(inst.jobs.map((j) => j.job_name).sort(), ['music', 'photos']);

@@ -3,6 +3,7 @@ import { Readable } from 'node:stream';
 import type { ReadableStream as WebReadableStream } from 'node:stream/web';
 import { type Context, Hono } from 'hono';
 import type { AppEnv } from '../../core/http/app-env.ts';
+import { clientAddress } from '../../core/http/client-address.ts';
 import { readJson, readQuery } from '../../core/http/json-body.ts';
 import { ChunkQuerySchema, InitiateRequestSchema } from '../../shared/protocol/uploads.ts';
 import type { StationServices } from '../services.ts';
@@ -20,8 +21,15 @@ export function uploadRoutes(station: StationServices) {
 
   app.post('/initiate', async (c) => {
     const token = await stationToken(c, station.tokens);
-    const body = await readJson(c, InitiateRequestSchema);
-    return c.json(await station.uploadSessions.initiate(token, body));
+    const { advertised_url, ...body } = await readJson(c, InitiateRequestSchema);
+    // Restore hints go only where the Scout connected from (or a listed host): hint-target.ts.
+    const pinned = station.restoreRequests.pinHintUrl(advertised_url, clientAddress(c));
+    return c.json(
+      await station.uploadSessions.initiate(token, {
+        ...body,
+        ...(pinned ? { advertised_url: pinned } : {}),
+      }),
+    );
   });
 
   app.put('/:uploadId/chunk', async (c) => {

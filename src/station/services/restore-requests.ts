@@ -6,6 +6,7 @@ import { logger } from '../../core/log.ts';
 import type { StationDb } from '../db/open.ts';
 import { restoreRequests, tokenBindings } from '../db/station-tables.ts';
 import type { SnapshotKey } from '../storage/storage.ts';
+import { isHintTarget, pinnedHintUrl } from './hint-target.ts';
 import type { SnapshotIndex } from './snapshot-index.ts';
 import { checkJobRef } from './snapshots.ts';
 import type { StationTokenRow, StationTokens } from './station-tokens.ts';
@@ -59,6 +60,8 @@ export function createRestoreRequests(deps: {
   db: StationDb;
   index: SnapshotIndex;
   tokens: StationTokens;
+  /** `RESTORE_HINT_HOSTS`: hosts kept as advertised (hint-target.ts). */
+  hintHosts: readonly string[];
   /** Sends the hint; resolves whether the Scout answered 2xx. */
   hint?: (advertisedUrl: string, id: string) => Promise<boolean>;
   onCreated?: (request: ReturnType<typeof requestView>) => void;
@@ -69,6 +72,7 @@ export function createRestoreRequests(deps: {
    * POSTs `{id}` to `{advertised_url}/backup/restore-notifications`. The URL is built with the
    * URL API (a stored query or fragment, even a bare `?` or `#`, cannot cut the path off), a
    * redirect is an answer not followed, and a Scout that does not answer is given up on soon.
+   * Only to an IP address (the one the Scout connected from) or a host in RESTORE_HINT_HOSTS.
    */
   async function sendHint(advertisedUrl: string, id: string): Promise<boolean> {
     let target: URL;
@@ -76,6 +80,10 @@ export function createRestoreRequests(deps: {
       target = new URL(advertisedUrl);
     } catch {
       log.warn({ id }, 'restore hint not sent: the advertised URL is not a URL');
+      return false;
+    }
+    if (!isHintTarget(target, deps.hintHosts)) {
+      log.warn({ id, host: target.hostname }, 'restore hint not sent: the host is not in RESTORE_HINT_HOSTS');
       return false;
     }
     target.pathname = `${target.pathname.replace(/\/+$/, '')}/backup/restore-notifications`;
@@ -118,6 +126,10 @@ export function createRestoreRequests(deps: {
   }
 
   return {
+    /** The `advertised_url` of an initiation from `from`, as it is kept (hint-target.ts). */
+    pinHintUrl: (advertisedUrl: string | undefined, from: string) =>
+      pinnedHintUrl(advertisedUrl, from, deps.hintHosts),
+
     async create(
       snapshot: SnapshotKey & { instanceId: string },
       target: { scoutId: string; instanceId: string } | null,
