@@ -3,12 +3,21 @@
 // real `age -d | zstd -d | tar --xattrs --xattrs-include='*' -x` (and bsdtar), byte for byte.
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  createReadStream,
+  linkSync,
+  mkdirSync,
+  mkdtempSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
 import { type ArchiveResult, writeArchive } from '../../src/scout/archive/pipeline.ts';
 import { generateScoutKey } from '../../src/scout/archive/x25519.ts';
+import { readSnapshot } from '../../src/scout/drill/read-snapshot.ts';
 import type { JobConfig } from '../../src/scout/jobs/marker.ts';
 import { jobFingerprint, type SkippedEntry, type WalkEntry, walkJob } from '../../src/scout/jobs/walk.ts';
 import { escapeName } from '../../src/shared/byte-names.ts';
@@ -108,6 +117,32 @@ describe('names are bytes', { skip: skipUnlessPrograms(['age', 'zstd', 'tar']) }
     assert.ok(!names.includes('latin1-caf\\xe9.txt'));
     assert.ok(!names.some((name) => name.startsWith('dir-')));
     assert.ok(names.includes('back\\\\slash') && names.includes('link-\\xe9'));
+  });
+});
+
+describe('hard links', { skip: skipUnlessPrograms(['age', 'zstd', 'tar']) }, () => {
+  test('names of one file are link entries to the first: tar -x gives back one inode; a drill reads the same fingerprint', async () => {
+    const dir = join(work, 'links');
+    mkdirSync(join(dir, 'sub'), { recursive: true });
+    writeFileSync(join(dir, 'a-first.txt'), 'shared content\n');
+    linkSync(join(dir, 'a-first.txt'), join(dir, 'sub', 'second.txt'));
+    linkSync(join(dir, 'a-first.txt'), join(dir, 'third-\u00e9'));
+    writeFileSync(join(dir, 'single.txt'), 'alone\n');
+    const { entries } = await walk(dir);
+    const file = join(work, 'links.tar.zst.age');
+    const result = await writeArchive({ jobDir: dir, entries, recipient: key.publicKey, outPath: file });
+    assert.deepEqual(result.skipped, []);
+    const { tar } = readBack(file);
+    const verbose = execFileSync('tar', ['-tv'], { input: tar }).toString();
+    assert.match(verbose, /^hrw.* sub\/second\.txt link to a-first\.txt$/m);
+    const back = byteTree(extract(file, 'links-out'));
+    assert.equal(back['sub/second.txt']?.linkOf, 'a-first.txt');
+    assert.equal(back['third-\u00e9']?.linkOf, 'a-first.txt');
+    assert.equal(back['single.txt']?.linkOf, undefined);
+    assert.deepEqual(back, byteTree(dir));
+    const read = await readSnapshot({ source: createReadStream(file), keys: [key] });
+    assert.equal(read.fingerprint, jobFingerprint(entries));
+    assert.equal(read.files, 4);
   });
 });
 

@@ -101,7 +101,7 @@ function standIn(bytes: Buffer): Buffer {
  */
 function entryHeaders(entry: {
   path: Buffer;
-  type: '0' | '2' | '5';
+  type: '0' | '1' | '2' | '5';
   mode: number;
   uid: number;
   gid: number;
@@ -205,7 +205,8 @@ function openFailure(code: string | undefined): string {
  * its end (it shrank, or a read failed) keeps its header, since the stream cannot take it
  * back, and the rest of its data is zeros, so the archive stays valid. Both are reported
  * through `onSkip` (with `inArchive` telling which), so neither counts in the fingerprint
- * and the next backup tries them again.
+ * and the next backup tries them again. The names of a file with several (hard links) after
+ * the first archived one are link entries (typeflag '1') to it, as GNU tar and bsdtar write.
  */
 export async function writeTar(
   root: string,
@@ -225,6 +226,8 @@ export async function writeTar(
   };
   const rootBytes = Buffer.from(`${root.replace(/\/+$/, '')}/`, 'utf8');
   const openFlags = options.followSymlinks ? OPEN_FOLLOWING : OPEN_FLAGS;
+  /** The first archived name of each file with several, by "dev:ino". */
+  const links = new Map<string, { path: Buffer; incomplete: boolean }>();
   for (const entry of entries) {
     options.signal?.throwIfAborted();
     const absolute = Buffer.concat([rootBytes, entry.path]);
@@ -256,6 +259,25 @@ export async function writeTar(
           linkname: target,
         }),
       );
+      continue;
+    }
+    // A second (third, …) name of a file already archived: a hard link entry to the first name,
+    // as tar writes it, told from the scan's device, inode and link count (no system call).
+    const inode = entry.nlink !== undefined && entry.nlink > 1 ? `${entry.dev}:${entry.ino}` : null;
+    const first = inode === null ? undefined : links.get(inode);
+    if (first !== undefined) {
+      await putAll(
+        entryHeaders({
+          ...entry,
+          type: '1',
+          uid: entry.uid ?? 0,
+          gid: entry.gid ?? 0,
+          size: 0,
+          linkname: first.path,
+        }),
+      );
+      if (first.incomplete)
+        skip(entry.path, `a hard link to ${escapeName(first.path)}, archived incomplete`, true);
       continue;
     }
     // Synchronous file calls: each is a short syscall, and their async forms cost a thread-pool
@@ -306,6 +328,7 @@ export async function writeTar(
         }
         done += bytesRead;
       }
+      if (inode !== null) links.set(inode, { path: entry.path, incomplete: failure !== null });
       if (failure !== null) {
         skip(entry.path, failure, true);
         for (let left = size - done; left > 0; left -= ZEROS.length) {
