@@ -331,7 +331,7 @@ describe('Station dashboard', { skip }, () => {
     await waitForValue(within, '0');
     assert.match(
       await page.locator('#retention-keep-within-days-hint').innerText(),
-      /whatever the number above says/,
+      /whatever the rules above say/,
     );
     await within.fill('-1');
     await page.getByRole('button', { name: 'Save settings' }).click();
@@ -341,9 +341,57 @@ describe('Station dashboard', { skip }, () => {
     );
     await within.fill('7');
     await page.getByRole('button', { name: 'Save settings' }).click();
-    await page.getByRole('status').filter({ hasText: 'taken within the last 7 days' }).waitFor();
+    await page.getByRole('status').filter({ hasText: 'stored within the last 7 days' }).waitFor();
     const saved = (await admin.get('/api/overview?section=settings')).body.settings;
-    assert.deepEqual(saved, { retention_keep_last: 12, retention_keep_within_days: 7 });
+    assert.equal(saved.retention_keep_last, 12);
+    assert.equal(saved.retention_keep_within_days, 7);
+
+    // Each rule explained; the preview follows the fields: keep only the last one, no calendar
+    // rules and nothing "younger than", and every job's older snapshots are listed as deleted.
+    const text = await page.getByRole('region', { name: 'Retention' }).innerText();
+    assert.match(text, /count by the time the Station stored each snapshot/);
+    for (const [label, rule] of [
+      ['Hours kept', /first snapshot the Station stored in that hour/],
+      ['Days kept', /first stored that day, UTC/],
+      ['Weeks kept', /Monday to Sunday/],
+      ['Months kept', /each of the last this many months/],
+      ['Years kept', /each of the last this many years/],
+      ['Uploads per job per hour', /refused \(429\)/],
+    ] as const) {
+      const id = await page.getByLabel(label).getAttribute('id');
+      assert.match(await page.locator(`#${id}-hint`).innerText(), rule);
+    }
+    for (const label of [
+      'Days kept',
+      'Weeks kept',
+      'Months kept',
+      'Years kept',
+      'Never delete snapshots younger than (days)',
+    ])
+      await page.getByLabel(label).fill('0');
+    await keep.fill('1');
+    const preview = page.getByTestId('retention-preview');
+    await preview.filter({ hasText: /With this policy, th(is|ese \d+) snapshots?/ }).waitFor();
+    const harsh =
+      'retention_keep_last=1&retention_keep_daily=0&retention_keep_weekly=0&retention_keep_monthly=0&retention_keep_yearly=0&retention_keep_within_days=0';
+    const expected = (await admin.get(`/api/retention/preview?${harsh}`)).body;
+    const shown = await preview.innerText();
+    assert.match(
+      shown,
+      expected.delete_count === 1 ? /this snapshot/ : new RegExp(`these ${expected.delete_count} snapshots`),
+    );
+    for (const j of expected.jobs.filter((x: { deleted: unknown[] }) => x.deleted.length > 0)) {
+      assert.ok(shown.includes(`${j.scout_id} / ${j.scout_instance_id} / ${j.job_name}`), j.job_name);
+      assert.ok(shown.includes(j.deleted[0].filename), j.deleted[0].filename);
+    }
+    assert.equal(
+      (await admin.get(`/api/retention/preview?${harsh}`)).body.delete_count,
+      expected.delete_count,
+      'the preview deleted nothing',
+    );
+    await screenshot(page, 'station-retention');
+    await page.reload();
+    await waitForValue(keep, '12');
 
     // Verification: one file changed on disk, one gone.
     const status = page.getByTestId('verify-status');

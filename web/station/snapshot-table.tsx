@@ -5,6 +5,7 @@ import { ConfirmDialog } from '../common/dialog.tsx';
 import { formatBytes } from '../common/format.ts';
 import { TableHead, Time } from '../common/ui.tsx';
 import { MISSING_RULE, UNUSUAL_RULE } from './health.ts';
+import { LockBadges } from './lock-badges.tsx';
 import { Filename } from './names.tsx';
 import { type InstanceRef, RestoreDialog } from './restore-dialog.tsx';
 import type { JobRef, Snapshot } from './types.ts';
@@ -48,6 +49,7 @@ export function SnapshotTable({
                 snapshot={s}
                 isAdmin={isAdmin}
                 onOpen={(kind) => setOpen({ kind, snapshot: s })}
+                onChanged={onChanged}
               />
             ))}
           </tbody>
@@ -103,12 +105,20 @@ function SnapshotRow({
   snapshot: s,
   isAdmin,
   onOpen,
+  onChanged,
 }: {
   job: JobRef;
   snapshot: Snapshot;
   isAdmin: boolean;
   onOpen: (kind: 'delete' | 'restore') => void;
+  onChanged: () => void;
 }) {
+  const protect = async (value: boolean) => {
+    await api.post(path('/api/snapshots', job.scoutId, job.instanceId, job.jobName, s.name, 'protect'), {
+      protected: value,
+    });
+    onChanged();
+  };
   return (
     <tr class={s.unusual ? 'unusual' : undefined} data-snapshot={s.name}>
       <td class="name">
@@ -118,9 +128,10 @@ function SnapshotRow({
         {formatBytes(s.size_bytes)}
       </td>
       <td class="nowrap" data-label="Stored">
-        <Time value={s.mtime} />
+        <Time value={s.stored_at ?? s.mtime} />
       </td>
       <td class="notes">
+        <LockBadges snapshot={s} />
         {s.unusual ? (
           <span class="note">
             <span class="badge warn" title={UNUSUAL_RULE}>
@@ -156,7 +167,16 @@ function SnapshotRow({
               Request restore
             </button>
           ) : null}
-          {isAdmin ? (
+          {isAdmin && !s.missing ? (
+            <button
+              type="button"
+              aria-label={`${s.protected ? 'Unprotect' : 'Protect'} ${s.name}`}
+              onClick={() => void protect(!s.protected)}
+            >
+              {s.protected ? 'Unprotect' : 'Protect'}
+            </button>
+          ) : null}
+          {isAdmin && !s.protected ? (
             <button
               type="button"
               class="danger-outline"

@@ -9,6 +9,12 @@ export interface Snapshot {
   unusual?: boolean;
   unusual_reason?: string;
   missing?: boolean;
+  /** When the Station stored it (calendar retention counts by this). */
+  stored_at?: string;
+  /** An admin protected it: retention never deletes it, a delete is refused. */
+  protected?: boolean;
+  /** Its object is under S3 Object Lock retention until then (null: not locked). */
+  locked_until?: string | null;
 }
 
 export interface Job {
@@ -47,7 +53,14 @@ export interface Storage {
 
 export interface StationSettings {
   retention_keep_last: number;
+  retention_keep_hourly: number;
+  retention_keep_daily: number;
+  retention_keep_weekly: number;
+  retention_keep_monthly: number;
+  retention_keep_yearly: number;
   retention_keep_within_days: number;
+  retention_max_uploads_per_hour: number;
+  [field: string]: number;
 }
 
 export interface Overview {
