@@ -13,6 +13,7 @@ import { createStationClient } from '../scout/upload/station-client.ts';
 import { isNamespaceComponent, NAMESPACE_RULE } from '../shared/namespace.ts';
 import { FINGERPRINT_RULE, isFingerprint } from '../shared/protocol/fields.ts';
 import type { ListedSnapshot } from '../shared/protocol/recovery.ts';
+import { CommandFailed, RestoredWithProblems } from './exit.ts';
 import { createProgress } from './progress.ts';
 import { recoveryFailure } from './recovery-failure.ts';
 
@@ -117,7 +118,7 @@ async function listSnapshots(flags: RestoreFlags, dataDir: string | undefined): 
   try {
     snapshots = await client.snapshots(flags.job);
   } catch (error) {
-    throw recoveryFailure(error, scoutId, instanceId);
+    throw failed(recoveryFailure(error, scoutId, instanceId));
   }
   if (snapshots.length === 0) {
     process.stdout.write(`no snapshots of ${flags.job} from ${scoutId}/${instanceId} on the Station\n`);
@@ -163,7 +164,7 @@ export async function scoutRestore(flags: RestoreFlags): Promise<void> {
       source = download.body;
       size = download.size;
     } catch (error) {
-      throw recoveryFailure(error, scoutId, instanceId);
+      throw failed(recoveryFailure(error, scoutId, instanceId));
     }
   }
   const progress = createProgress(flags.dryRun ? 'reading' : 'restoring');
@@ -175,21 +176,38 @@ export async function scoutRestore(flags: RestoreFlags): Promise<void> {
       dest,
       dryRun: flags.dryRun === true,
       onSourceBytes: (read) => progress.update(read, size),
+      // Each problem as it happens, on a line of its own (below a progress bar's line).
+      onProblem: ({ path, message }) =>
+        process.stderr.write(`${process.stderr.isTTY ? '\r\x1b[K' : ''}problem: ${path}: ${message}\n`),
     });
   } catch (error) {
-    throw restoreFailure(error);
+    throw failed(restoreFailure(error));
   } finally {
     progress.done();
   }
+  const problems = plan.problemCount;
+  const withProblems = `${problems} ${problems === 1 ? 'entry' : 'entries'} with problems (listed above)`;
   if (flags.dryRun) {
     for (const path of plan.add) process.stdout.write(`add ${path}\n`);
     for (const path of plan.replace) process.stdout.write(`replace ${path}\n`);
     process.stdout.write(
       `${snapshot}: would add ${plan.add.length} and replace ${plan.replace.length} files (${plan.bytes} bytes) in ${dest}\n`,
     );
+    if (problems > 0) throw new RestoredWithProblems(`a restore would leave out or change ${withProblems}`);
     return;
   }
   process.stdout.write(
     `restored ${snapshot} into ${dest}: ${plan.add.length} added, ${plan.replace.length} replaced, ${plan.bytes} bytes\n`,
   );
+  if (problems > 0) {
+    throw new RestoredWithProblems(
+      `restored ${snapshot} into ${dest} with problems: ${plan.add.length + plan.replace.length} files restored, ${withProblems}`,
+    );
+  }
+}
+
+/** A restore that stopped (wrong key, missing snapshot, bad token, unsafe entry): exit 1. */
+function failed(error: unknown): unknown {
+  if (error instanceof ConfigError) return error;
+  return error instanceof Error ? new CommandFailed(error.message, { cause: error }) : error;
 }

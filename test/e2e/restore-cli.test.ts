@@ -3,6 +3,7 @@
 // from the Scout's data dir, or from a local archive, and refuses what it must refuse with
 // one line on stderr.
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import {
   chmodSync,
   existsSync,
@@ -43,10 +44,13 @@ const restoreCli = (job: string, dest: string, ...args: string[]) =>
 
 const lines = (text: string) => text.split('\n').filter((l) => l.trim() !== '');
 
-/** Non-zero exit and exactly one line on stderr; returns that line. */
-function oneLineFailure(result: { code: number | null; stdout: string; stderr: string }): string {
-  assert.notEqual(result.code, 0, `expected a failure; stdout: ${result.stdout}`);
-  assert.notEqual(result.code, null);
+/** Exit `code` (1: failed, 2: usage) and exactly one line on stderr; returns that line. */
+function oneLineFailure(result: { code: number | null; stdout: string; stderr: string }, code = 1): string {
+  assert.equal(
+    result.code,
+    code,
+    `expected exit ${code}; stdout: ${result.stdout}; stderr: ${result.stderr}`,
+  );
   const errorLines = lines(result.stderr);
   assert.equal(errorLines.length, 1, `exactly one line on stderr, got:\n${result.stderr}`);
   return errorLines[0] ?? '';
@@ -160,7 +164,7 @@ describe('backupd scout restore', { skip }, () => {
     assert.equal(two.code, 0, two.stderr);
     assert.deepEqual(jobTree(byFile), jobTree(source));
     const bad = await restoreCli(JOB, dir('dest'), '--data-dir', scout.dataDir, '--fingerprint', 'XYZ');
-    oneLineFailure(bad);
+    oneLineFailure(bad, 2);
   });
 
   test('--dry-run lists add and replace lines and writes nothing', async () => {
@@ -207,7 +211,7 @@ describe('backupd scout restore', { skip }, () => {
     assert.deepEqual(jobTree(dest), jobTree(source));
   });
 
-  test('a wrong key: non-zero exit and one line on stderr', async () => {
+  test('a wrong key: exit 1 and one line on stderr', async () => {
     const dest = dir('dest');
     const result = await restoreCli(
       JOB,
@@ -222,7 +226,7 @@ describe('backupd scout restore', { skip }, () => {
     assert.deepEqual(written, [], 'nothing restored');
   });
 
-  test('a missing snapshot (unknown job): non-zero exit and one line', async () => {
+  test('a missing snapshot (unknown job): exit 1 and one line', async () => {
     const result = await restoreCli(
       'no-such-job',
       dir('dest'),
@@ -234,7 +238,7 @@ describe('backupd scout restore', { skip }, () => {
     assert.match(line, /snapshot|not found|no-such-job/i);
   });
 
-  test('a bad token: non-zero exit and one line', async () => {
+  test('a bad token: exit 1 and one line', async () => {
     const flags = stationFlags();
     flags[3] = 'not-a-valid-station-token';
     const result = await restoreCli(JOB, dir('dest'), ...flags, '--key-file', keyFileOf(keyBase64));
@@ -242,7 +246,7 @@ describe('backupd scout restore', { skip }, () => {
     assert.match(line, /token|401|unauthori|sign/i);
   });
 
-  test('a hostile local archive (absolute path entry): non-zero exit and one line naming the entry', async () => {
+  test('a hostile local archive (absolute path entry): exit 1 and one line naming the entry', async () => {
     const outside = mkdtempSync(join(tmpdir(), 'outside-'));
     const stage = join(work, 'stage');
     mkdirSync(stage, { recursive: true });
@@ -262,7 +266,40 @@ describe('backupd scout restore', { skip }, () => {
     rmSync(outside, { recursive: true, force: true });
   });
 
-  test('a local archive that does not exist: non-zero exit and one line naming it', async () => {
+  test('entries the destination refuses: the rest restored, each problem on stderr, a summary last, exit 4', async () => {
+    const stage = join(work, 'stage-problems');
+    mkdirSync(join(stage, 'locked'), { recursive: true });
+    const latin1 = Buffer.from('locked/caf\xe9.txt', 'latin1'); // not UTF-8: shown as caf\xe9
+    writeFileSync(Buffer.concat([Buffer.from(`${stage}/`), latin1]), 'x');
+    writeFileSync(join(stage, 'a.txt'), 'a');
+    writeFileSync(join(stage, 'n.txt'), 'n');
+    writeFileSync(join(stage, 'z.txt'), 'z');
+    const list = join(work, 'problems.list');
+    writeFileSync(list, Buffer.concat([Buffer.from('a.txt\0'), latin1, Buffer.from('\0n.txt\0z.txt\0')]));
+    const archive = join(work, 'problems.tar.zst');
+    // n.txt stored under a 300-byte name, which no Linux file system takes.
+    const tarArgs = [`--transform=s,^n.txt$,${'N'.repeat(300)},`, '--null', '-T', list];
+    writeFileSync(archive, archiveWithTools(stage, tarArgs, ageRecipient));
+    const dest = dir('dest');
+    mkdirSync(join(dest, 'locked'), { recursive: true });
+    execFileSync('chattr', ['+i', join(dest, 'locked')]); // immutable: even root cannot add a file there
+    try {
+      const result = await restoreCli(JOB, dest, '--archive', archive, '--key-file', keyFileOf(keyBase64));
+      assert.equal(result.code, 4, result.stderr);
+      const errorLines = lines(result.stderr);
+      assert.deepEqual(errorLines, [
+        'problem: locked/caf\\xe9.txt: not restored: operation not permitted (EPERM)',
+        `problem: ${'N'.repeat(300)}: not restored: name too long (ENAMETOOLONG)`,
+        `backupd: restored ${archive} into ${dest} with problems: 2 files restored, 2 entries with problems (listed above)`,
+      ]);
+      assert.deepEqual(readdirSync(dest).sort(), ['a.txt', 'locked', 'z.txt']);
+      assert.deepEqual(readdirSync(join(dest, 'locked')), []);
+    } finally {
+      execFileSync('chattr', ['-i', join(dest, 'locked')]);
+    }
+  });
+
+  test('a local archive that does not exist: exit 2 and one line naming it', async () => {
     const missing = join(work, 'no-such-archive.tar.zst');
     const result = await restoreCli(
       JOB,
@@ -272,7 +309,7 @@ describe('backupd scout restore', { skip }, () => {
       '--key-file',
       keyFileOf(keyBase64),
     );
-    assert.match(oneLineFailure(result), /no-such-archive\.tar\.zst does not exist/);
+    assert.match(oneLineFailure(result, 2), /no-such-archive\.tar\.zst does not exist/);
   });
   describe('--key-file reads age identity files as `age -i` does', () => {
     const expected = /AGE-SECRET-KEY-1… lines.*key_base64/;
@@ -328,6 +365,7 @@ describe('backupd scout restore', { skip }, () => {
       writeFileSync(onlyComments, '# nothing here\n\n# still nothing\n');
       const empty = oneLineFailure(
         await restoreCli(JOB, dir('dest'), ...stationFlags(), '--key-file', onlyComments),
+        2,
       );
       assert.ok(empty.includes(onlyComments), empty);
       assert.match(empty, /holds no key/);
@@ -338,6 +376,7 @@ describe('backupd scout restore', { skip }, () => {
       writeFileSync(recipientOnly, `# public key\n${stranger.ageRecipient}\n`);
       const wrongLine = oneLineFailure(
         await restoreCli(JOB, dir('dest'), ...stationFlags(), '--key-file', recipientOnly),
+        2,
       );
       assert.ok(wrongLine.includes(`${recipientOnly}, line 2`), wrongLine);
       assert.match(wrongLine, /public key/);
@@ -348,6 +387,7 @@ describe('backupd scout restore', { skip }, () => {
       writeFileSync(damaged, `${secret.slice(0, -1)}${secret.endsWith('Q') ? 'P' : 'Q'}\n`);
       const damagedLine = oneLineFailure(
         await restoreCli(JOB, dir('dest'), ...stationFlags(), '--key-file', damaged),
+        2,
       );
       assert.match(damagedLine, /line 1: .*damaged/);
       assert.ok(!damagedLine.includes(secret.slice(20)), 'the key text is not echoed');
@@ -355,6 +395,7 @@ describe('backupd scout restore', { skip }, () => {
       const missing = join(work, 'no-such-key.txt');
       const absent = oneLineFailure(
         await restoreCli(JOB, dir('dest'), ...stationFlags(), '--key-file', missing),
+        2,
       );
       assert.match(absent, /no-such-key\.txt does not exist/);
     });

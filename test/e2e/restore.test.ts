@@ -3,6 +3,7 @@
 // requests that B (or A) reads, accepts or rejects; requests expire after an hour; the public
 // restore hint never restores anything and is rate limited.
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -180,6 +181,8 @@ describe('restore end to end', { skip }, () => {
       added: 1,
       replaced: 2,
       bytes: preview.body.bytes,
+      problem_count: 0,
+      problems: [],
     });
     const after = jobTree(docs());
     for (const [path, node] of Object.entries(tree1)) {
@@ -188,6 +191,33 @@ describe('restore end to end', { skip }, () => {
     assert.equal(readFileSync(join(docs(), 'local-only.txt'), 'utf8'), 'only here');
     assert.deepEqual(Object.keys(after).sort(), [...Object.keys(tree1), 'local-only.txt'].sort());
     assert.equal((await A.admin.get('/api/status')).body.operation, null);
+  });
+
+  test('a folder the restore cannot write into: every other file restored, the problems in the answer', async () => {
+    writeFileSync(join(docs(), 'a.txt'), 'edited again');
+    const sub = join(docs(), 'sub');
+    execFileSync('chattr', ['+i', sub]); // immutable: even root cannot add or replace a file there
+    try {
+      const restored = await A.admin.post('/api/recovery/restore', { relative_path: 'docs' });
+      assert.equal(restored.status, 200, restored.text);
+      assert.equal(restored.body.status, 'restored');
+      const problems = restored.body.problems as { path: string; message: string }[];
+      assert.equal(restored.body.problem_count, problems.length);
+      assert.deepEqual(
+        problems.filter((p) => p.message.startsWith('not restored')),
+        [
+          { path: 'sub/b.sh', message: 'not restored: operation not permitted (EPERM)' },
+          { path: 'sub/c.bin', message: 'not restored: operation not permitted (EPERM)' },
+        ],
+      );
+      assert.ok(
+        problems.every((p) => p.path.startsWith('sub')),
+        JSON.stringify(problems),
+      );
+    } finally {
+      execFileSync('chattr', ['-i', sub]);
+    }
+    assert.equal(readFileSync(join(docs(), 'a.txt'), 'utf8'), 'v1', 'a.txt restored all the same');
   });
 
   test('fingerprint: empty is the latest, 8 or 64 hex the newest match, anything else 400', async () => {

@@ -2,12 +2,14 @@
 import {
   lstatSync,
   mkdirSync,
+  mkdtempSync,
   readdirSync,
   readFileSync,
   readlinkSync,
   symlinkSync,
   writeFileSync,
 } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 /**
@@ -69,3 +71,16 @@ export function tree(dir: string, options: TreeOptions = {}): Record<string, Tre
 
 /** A job folder's tree as restored: everything but the `.upload_dir` marker. */
 export const jobTree = (dir: string) => tree(dir, { skip: ['.upload_dir'] });
+
+/** A scratch folder in the system temp dir, and a function that makes a new numbered folder in it. */
+export function scratch(prefix: string): { work: string; fresh: (name: string) => string } {
+  const work = mkdtempSync(join(tmpdir(), prefix));
+  let counter = 0;
+  const fresh = (name: string) => {
+    counter += 1;
+    const dir = join(work, `${name}-${counter}`);
+    mkdirSync(dir, { recursive: true });
+    return dir;
+  };
+  return { work, fresh };
+}

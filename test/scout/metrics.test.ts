@@ -174,6 +174,7 @@ describe('Scout metrics from job state (the Scout database in a temp dir)', () =
       phase: 'archiving',
       bytes_done: 500,
       bytes_total: 1000,
+      problems: 0,
       started_at: '',
     };
     assert.equal(addedBytes(op, { bytes_done: 800 }), 300);

@@ -35,6 +35,7 @@ import { walkJob } from '../../src/scout/jobs/walk.ts';
 import { restoreFailure } from '../../src/scout/restore/restore-service.ts';
 import { type RestoreOptions, restoreArchive, UnsafeEntryError } from '../../src/scout/restore/restorer.ts';
 import { archiveWithTools } from '../helpers/archives.ts';
+import { scratch } from '../helpers/files.ts';
 import { IN_CI, skipUnlessPrograms } from '../helpers/programs.ts';
 
 const ROOT = join(import.meta.dirname, '..', '..');
@@ -44,15 +45,8 @@ const skip =
   skipUnlessPrograms(['age', 'zstd', 'tar', 'setpriv']) ||
   (!isRoot && !IN_CI ? 'restoring owners needs root (the tests chown files)' : false);
 
-const work = mkdtempSync(join(tmpdir(), 'backupd-restore-safety-'));
+const { work, fresh } = scratch('backupd-restore-safety-');
 chmodSync(work, 0o755); // the non-root restore below runs as nobody
-let counter = 0;
-const fresh = (name: string) => {
-  counter += 1;
-  const dir = join(work, `${name}-${counter}`);
-  mkdirSync(dir, { recursive: true });
-  return dir;
-};
 
 const key = generateScoutKey();
 const T = 1_600_000_000;
@@ -152,14 +146,14 @@ describe('restore safety', { skip }, () => {
       outside.unchanged();
     });
 
-    test("after the last file: the folder's mode and time are not applied through the link (a warning)", async () => {
+    test("after the last file: the folder's mode and time are not applied through the link (a problem)", async () => {
       const archive = toolArchive(sourceWithFolder(), ['a']);
       const outside = outsideDir();
       const dest = fresh('dest');
       const warned: string[] = [];
       let files = 0;
       const plan = await restore(archive, dest, {
-        onWarning: (path) => warned.push(path),
+        onProblem: ({ path }) => warned.push(path),
         onProgress: () => {
           files += 1;
           if (files !== 3) return; // a/z.txt, the last entry: only folder modes and times remain
@@ -169,10 +163,12 @@ describe('restore safety', { skip }, () => {
       });
       outside.unchanged(); // the archive's folder a is 0777: a chmod by path would have landed here
       assert.deepEqual(warned, ['a/b', 'a'], 'a and the folder below it are no longer in place');
-      assert.equal(plan.warnings.length, 2);
+      assert.equal(plan.problems.length, 2);
+      assert.equal(plan.problemCount, 2);
+      assert.equal(plan.problems[1]?.path, 'a');
       assert.match(
-        plan.warnings[1] as string,
-        /^a: the folder was moved or replaced \(perhaps by a symlink\) while restoring; its owner, mode and time are left as they are$/,
+        plan.problems[1]?.message ?? '',
+        /^the folder was moved or replaced \(perhaps by a symlink\) while restoring; its owner, mode and time are left as they are$/,
       );
       assert.equal(readFileSync(join(dest, 'a-moved', 'z.txt'), 'utf8'), 'a/z.txt');
     });
@@ -289,7 +285,7 @@ describe('restore safety', { skip }, () => {
       for (const archive of [readFileSync(outPath), toolArchive(src, ['f', 'tool', 'd', 'link'])]) {
         const dest = fresh('dest');
         const plan = await restore(archive, dest, { asRoot: true });
-        assert.deepEqual(plan.warnings, []);
+        assert.deepEqual(plan.problems, []);
         assert.deepEqual(owner(join(dest, 'f')), { uid: 1234, gid: 1234, mode: 0o4755 });
         assert.deepEqual(owner(join(dest, 'tool')), { uid: 0, gid: 0, mode: 0o2755 });
         assert.deepEqual(owner(join(dest, 'd')), { uid: 1234, gid: 5678, mode: 0o2775 });
@@ -312,7 +308,7 @@ describe('restore safety', { skip }, () => {
       const archive = toolArchive(ownedSource(), ['f', 'tool', 'd', 'link']);
       const dest = fresh('dest');
       const plan = await restore(archive, dest, { asRoot: false });
-      assert.deepEqual(plan.warnings, []);
+      assert.deepEqual(plan.problems, []);
       const me = { uid: process.getuid?.(), gid: process.getgid?.() };
       assert.deepEqual(owner(join(dest, 'f')), { ...me, mode: 0o755 });
       assert.deepEqual(owner(join(dest, 'tool')), { ...me, mode: 0o755 });
@@ -374,17 +370,17 @@ describe('restore safety', { skip }, () => {
       assert.deepEqual(readdirSync(dest), ['big.bin'], 'no temporary file left');
     });
 
-    test('an owner that cannot be set is a warning: that file loses setuid, the rest of the job restores', async () => {
+    test('an owner that cannot be set is a problem: that file loses setuid, the rest of the job restores', async () => {
       // uid 4294967295 is (uid_t)-1, which chown reads as "leave the owner as is".
       const src = ownedSource();
       const archive = toolArchive(src, ['--pax-option=uid:=4294967295', 'f', 'tool', 'd']);
       const dest = fresh('dest');
       const warned: string[] = [];
-      const plan = await restore(archive, dest, { asRoot: true, onWarning: (path) => warned.push(path) });
+      const plan = await restore(archive, dest, { asRoot: true, onProblem: ({ path }) => warned.push(path) });
       assert.deepEqual(warned.sort(), ['d', 'd/g', 'f', 'tool']);
       assert.match(
-        plan.warnings.find((w) => w.startsWith('f:')) ?? '',
-        /^f: cannot set the owner to 4294967295:1234 \(not a valid uid\/gid\); restored without its setuid\/setgid bits$/,
+        plan.problems.find((p) => p.path === 'f')?.message ?? '',
+        /^cannot set the owner to 4294967295:1234 \(not a valid uid\/gid\); restored without its setuid\/setgid bits$/,
       );
       assert.deepEqual(owner(join(dest, 'f')), { uid: 0, gid: 0, mode: 0o755 });
       assert.equal(owner(join(dest, 'tool')).mode, 0o755);

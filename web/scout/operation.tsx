@@ -95,6 +95,12 @@ export function OperationCard({ status, showIdle = false }: { status: StatusPoll
           </>
         )}
         {rate ? <> · {formatRate(rate)}</> : null} · started <Time value={op.started_at} />
+        {op.problems > 0 ? (
+          <>
+            {' '}
+            · <span class="badge warn">{op.problems === 1 ? '1 problem' : `${op.problems} problems`}</span>
+          </>
+        ) : null}
       </p>
       <ProgressBar value={done} max={total} label="Operation progress" />
       {cancelling ? (

@@ -1,4 +1,5 @@
 import { useEffect, useState } from 'preact/hooks';
+import type { RestoreProblemView } from '../../src/shared/protocol/recovery.ts';
 import { api } from '../common/api.ts';
 import { ConfirmDialog } from '../common/dialog.tsx';
 import { formatBytes, localTime } from '../common/format.ts';
@@ -19,6 +20,8 @@ interface Preview {
   add_count: number;
   replace_count: number;
   bytes: number;
+  problem_count: number;
+  problems: RestoreProblemView[];
 }
 
 interface Restored {
@@ -27,6 +30,39 @@ interface Restored {
   added: number;
   replaced: number;
   bytes: number;
+  problem_count: number;
+  problems: RestoreProblemView[];
+}
+
+/** Entries a restore left out or restored in part: the first ones, and how many in all. */
+function Problems({
+  count,
+  problems,
+  would,
+}: {
+  count: number;
+  problems: RestoreProblemView[];
+  would?: boolean;
+}) {
+  if (count === 0) return null;
+  return (
+    <div class="restore-problems" role="alert">
+      <p>
+        {count} {count === 1 ? 'entry' : 'entries'} {would ? 'would not be restored' : 'not restored'} (or
+        only in part):
+      </p>
+      <ul>
+        {problems.map((p) => (
+          <li key={`${p.path}\0${p.message}`}>
+            <code>{p.path}</code>: {p.message}
+          </li>
+        ))}
+        {count > problems.length ? (
+          <li>… and {count - problems.length} more (the Scout's log lists all)</li>
+        ) : null}
+      </ul>
+    </div>
+  );
 }
 
 /** A snapshot of the job on the Station, as `GET /api/recovery/snapshots` lists it (newest first). */
@@ -227,12 +263,14 @@ function LocalRestore({ jobs, status }: { jobs: Directory[]; status: StatusPoll 
           </p>
           <PathList title="Added" paths={current.add} count={current.add_count} />
           <PathList title="Replaced" paths={current.replace} count={current.replace_count} />
+          <Problems count={current.problem_count ?? 0} problems={current.problems ?? []} would />
         </section>
       ) : null}
       {restored ? (
         <Notice>
           Restored <code>{restored.snapshot}</code>: {restored.added} added, {restored.replaced} replaced (
           {formatBytes(restored.bytes)}).
+          <Problems count={restored.problem_count ?? 0} problems={restored.problems ?? []} />
         </Notice>
       ) : null}
       {confirming ? (

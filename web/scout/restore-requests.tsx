@@ -15,6 +15,16 @@ interface Decided {
   added?: number;
   replaced?: number;
   bytes?: number;
+  problem_count?: number;
+  problems?: { path: string; message: string }[];
+}
+
+/** " 2 entries not restored: a: …; b: …" (the first three), or ''. */
+function problemLine(reply: Decided): string {
+  const count = reply.problem_count ?? 0;
+  if (count === 0) return '';
+  const first = (reply.problems ?? []).slice(0, 3).map((p) => `${p.path}: ${p.message}`);
+  return ` ${count} ${count === 1 ? 'entry' : 'entries'} not restored (or only in part): ${first.join('; ')}${count > 3 ? '; …' : ''}`;
 }
 
 const BADGES: Record<string, string> = {
@@ -179,7 +189,7 @@ function RequestRow({
             onClose={() => setAccepting(false)}
             onDone={(reply) =>
               onChanged(
-                `Restored ${reply.snapshot ?? request.filename} into ${reply.relative_path ?? request.job_name}: ${reply.added ?? 0} added, ${reply.replaced ?? 0} replaced (${formatBytes(reply.bytes ?? 0)}).`,
+                `Restored ${reply.snapshot ?? request.filename} into ${reply.relative_path ?? request.job_name}: ${reply.added ?? 0} added, ${reply.replaced ?? 0} replaced (${formatBytes(reply.bytes ?? 0)}).${problemLine(reply)}`,
               )
             }
           />

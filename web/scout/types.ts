@@ -19,6 +19,8 @@ export interface Operation {
   phase: string;
   bytes_done: number;
   bytes_total: number;
+  /** Entries a restore could not restore (in full) so far. */
+  problems: number;
   started_at: string;
 }
 

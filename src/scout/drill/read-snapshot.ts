@@ -1,6 +1,7 @@
 import type { Readable } from 'node:stream';
 import type { ScoutKey } from '../archive/x25519.ts';
 import { type FingerprintEntry, jobFingerprint } from '../jobs/walk.ts';
+import { byteString, bytesOf, shown } from '../restore/byte-paths.ts';
 import { safeRelative } from '../restore/restorer.ts';
 import { snapshotTarStream } from '../restore/snapshot-stream.ts';
 import { readTar, TarError } from '../restore/tar-reader.ts';
@@ -35,12 +36,13 @@ export async function readSnapshot(options: {
   try {
     await readTar(tarStream, async (entry, data) => {
       options.signal?.throwIfAborted();
-      const path = safeRelative(entry.path);
+      const rel = safeRelative(byteString(entry.path));
+      const path = bytesOf(rel);
       for await (const chunk of data) {
         options.signal?.throwIfAborted();
         if (entry.type === '0') bytes += chunk.length;
       }
-      if (path === '') return;
+      if (rel === '') return;
       if (entry.type === '5') entries.push({ path, type: 'dir', size: 0 });
       else if (entry.type === '2') entries.push({ path, type: 'symlink', size: 0 });
       else if (entry.type === '0') {
@@ -53,7 +55,7 @@ export async function readSnapshot(options: {
         entries.push({ path, type: 'file', size: sizes.get(safeRelative(entry.linkname)) ?? 0 });
       } else {
         throw new TarError(
-          `entry "${path}" has type ${JSON.stringify(entry.type)}, which backupd never writes`,
+          `entry "${shown(rel)}" has type ${JSON.stringify(entry.type)}, which backupd never writes`,
         );
       }
     });

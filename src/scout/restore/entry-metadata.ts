@@ -26,7 +26,9 @@ function chown(set: () => void, meta: EntryMetadata): void {
  * chown first because it clears setuid/setgid. The owner is set only `asRoot`; otherwise, or
  * when the owner cannot be set, a file's setuid/setgid bits are dropped, so a snapshot never
  * turns a user's setuid file into a setuid file of whoever restores it. Each failure is passed
- * to `warn` and the rest still applies.
+ * to `warn` and the rest still applies. With `deferMode` the mode is only worked out and
+ * returned, for the caller to set later (after extended attributes: a read-only file takes
+ * none). A mode set after the time leaves the time as it is.
  */
 export function setMetadata(
   fd: number,
@@ -34,7 +36,8 @@ export function setMetadata(
   kind: 'file' | 'dir',
   asRoot: boolean,
   warn: (message: string) => void,
-): void {
+  deferMode = false,
+): number {
   let mode = meta.mode & 0o7777;
   if (asRoot) {
     try {
@@ -49,21 +52,24 @@ export function setMetadata(
   } else if (kind === 'file') {
     mode &= ~SET_ID;
   }
-  try {
-    fchmodSync(fd, mode);
-  } catch (error) {
-    warn(`cannot set the mode ${mode.toString(8)} (${reason(error)})`);
+  if (!deferMode) {
+    try {
+      fchmodSync(fd, mode);
+    } catch (error) {
+      warn(`cannot set the mode ${mode.toString(8)} (${reason(error)})`);
+    }
   }
   try {
     futimesSync(fd, meta.mtimeMs / 1000, meta.mtimeMs / 1000);
   } catch (error) {
     warn(`cannot set the modification time (${reason(error)})`);
   }
+  return mode;
 }
 
 /** A symlink's owner (only `asRoot`) and time, set on the link itself; links have no mode. */
 export function setLinkMetadata(
-  path: string,
+  path: string | Buffer,
   meta: EntryMetadata,
   asRoot: boolean,
   warn: (message: string) => void,

@@ -10,7 +10,13 @@ import type { Runner } from '../schedule/runner.ts';
 import type { ScoutSettingsService } from '../services/scout-settings.ts';
 import { createStationClient, type InstanceClient, StationError } from '../upload/station-client.ts';
 import { stationAppError, stationNotConfigured } from '../upload/station-errors.ts';
-import { restoreFailure, restoreNotice } from './restore-service.ts';
+import {
+  problemCounter,
+  problemsAnswer,
+  problemsSummary,
+  restoreFailure,
+  restoreNotice,
+} from './restore-service.ts';
 import { restoreArchive } from './restorer.ts';
 
 const log = logger.child({ mod: 'scout/restore-requests' });
@@ -113,13 +119,15 @@ export function createRequestDecisions(deps: {
             dest: join(deps.scanRoot, folder),
             signal: ctx.signal,
             onSourceBytes: (bytes) => ctx.progress({ bytes_done: bytes }),
+            onProblem: problemCounter(ctx),
           });
           await report(request.id, 'completed');
           restoreNotice(
             deps.notifier,
             'restore_completed',
             request.job_name,
-            `restore request ${request.id}: ${download.filename} restored into ${folder}`,
+            `restore request ${request.id}: ${download.filename} restored into ${folder}${problemsSummary(plan)}`,
+            plan.problemCount > 0,
           );
           return { snapshot: download.filename, plan };
         } catch (error) {
@@ -144,6 +152,7 @@ export function createRequestDecisions(deps: {
         added: plan.add.length,
         replaced: plan.replace.length,
         bytes: plan.bytes,
+        ...problemsAnswer(plan),
       };
     },
   };

@@ -6,7 +6,12 @@ import {
   isSnapshotFilename,
   SNAPSHOT_FILENAME_RULE,
 } from '../../shared/protocol/fields.ts';
-import type { ListedSnapshot, SnapshotChoice } from '../../shared/protocol/recovery.ts';
+import {
+  ANSWERED_PROBLEMS,
+  type ListedSnapshot,
+  type RestoreProblemView,
+  type SnapshotChoice,
+} from '../../shared/protocol/recovery.ts';
 import { AgeError } from '../archive/age.ts';
 import type { ScoutKey } from '../archive/x25519.ts';
 import type { KeyStore } from '../keys/key-store.ts';
@@ -15,7 +20,7 @@ import type { JobCatalog } from '../services/job-catalog.ts';
 import type { ScoutSettingsService } from '../services/scout-settings.ts';
 import { createStationClient, StationError } from '../upload/station-client.ts';
 import { stationAppError, stationNotConfigured } from '../upload/station-errors.ts';
-import { restoreArchive, UnsafeEntryError } from './restorer.ts';
+import { type RestorePlan, restoreArchive, UnsafeEntryError } from './restorer.ts';
 import { TarError } from './tar-reader.ts';
 
 export type { ListedSnapshot, SnapshotChoice };
@@ -35,20 +40,52 @@ export function restoreFailure(error: unknown): unknown {
   return error;
 }
 
+/** A restore's problems in an answer: the count and the first ANSWERED_PROBLEMS. */
+export function problemsAnswer(plan: RestorePlan): { problem_count: number; problems: RestoreProblemView[] } {
+  return { problem_count: plan.problemCount, problems: plan.problems.slice(0, ANSWERED_PROBLEMS) };
+}
+
+/** ", 2 entries with problems: a: …; b: …" for a summary (the first three), or ''. */
+export function problemsSummary(plan: RestorePlan): string {
+  if (plan.problemCount === 0) return '';
+  const first = plan.problems
+    .slice(0, 3)
+    .map((p) => `${p.path}: ${p.message}`)
+    .join('; ');
+  const more = plan.problemCount > 3 ? '; …' : '';
+  return `, ${plan.problemCount} ${plan.problemCount === 1 ? 'entry' : 'entries'} with problems: ${first}${more}`;
+}
+
+/** Counts a restore's problems in its operation state (`/api/status` `operation.problems`). */
+export function problemCounter(ctx: OperationContext): () => void {
+  let problems = 0;
+  return () => {
+    problems += 1;
+    ctx.progress({ problems });
+  };
+}
+
 /** A notification about a restore's outcome (never blocks or fails the restore). */
 export function restoreNotice(
   notifier: Notifier | undefined,
   event: 'restore_completed' | 'restore_failed',
   jobName: string,
   summary: string,
+  withProblems = false,
 ): void {
+  const title =
+    event === 'restore_failed'
+      ? `Restore of ${jobName} failed`
+      : withProblems
+        ? `Restore of ${jobName} completed with problems`
+        : `Restore of ${jobName} completed`;
   notifier?.notify({
     event,
     source: 'restore',
-    title: event === 'restore_completed' ? `Restore of ${jobName} completed` : `Restore of ${jobName} failed`,
+    title,
     summary,
-    priority: event === 'restore_failed' ? 'high' : 'default',
-    tags: event === 'restore_failed' ? ['x'] : ['white_check_mark'],
+    priority: event === 'restore_failed' || withProblems ? 'high' : 'default',
+    tags: event === 'restore_failed' ? ['x'] : withProblems ? ['warning'] : ['white_check_mark'],
     job_name: jobName,
   });
 }
@@ -107,13 +144,15 @@ export function createRestores(deps: {
           dryRun,
           signal: ctx.signal,
           onSourceBytes: (bytes) => ctx.progress({ bytes_done: bytes }),
+          onProblem: problemCounter(ctx),
         });
         if (!dryRun)
           restoreNotice(
             deps.notifier,
             'restore_completed',
             jobName,
-            `${snapshot.filename} restored into ${relativePath}: ${plan.add.length} added, ${plan.replace.length} replaced`,
+            `${snapshot.filename} restored into ${relativePath}: ${plan.add.length} added, ${plan.replace.length} replaced${problemsSummary(plan)}`,
+            plan.problemCount > 0,
           );
         return { snapshot: snapshot.filename, plan };
       } catch (error) {
@@ -153,6 +192,7 @@ export function createRestores(deps: {
         add_count: plan.add.length,
         replace_count: plan.replace.length,
         bytes: plan.bytes,
+        ...problemsAnswer(plan),
       };
     },
     async restore(relativePath: string, choice: SnapshotChoice = {}) {
@@ -165,6 +205,7 @@ export function createRestores(deps: {
         added: plan.add.length,
         replaced: plan.replace.length,
         bytes: plan.bytes,
+        ...problemsAnswer(plan),
       };
     },
   };

@@ -2,7 +2,6 @@ import { randomBytes } from 'node:crypto';
 import {
   closeSync,
   constants,
-  createWriteStream,
   linkSync,
   lstatSync,
   mkdirSync,
@@ -10,31 +9,45 @@ import {
   renameSync,
   rmSync,
   symlinkSync,
-  writeSync,
 } from 'node:fs';
-import { join, posix } from 'node:path';
 import type { Readable } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
 import { logger } from '../../core/log.ts';
 import type { ScoutKey } from '../archive/x25519.ts';
+import { byteString, fsPath, shown } from './byte-paths.ts';
 import { setLinkMetadata, setMetadata } from './entry-metadata.ts';
-import { assertDestination, type OpenFolder, SafeTree, UnsafeEntryError } from './safe-tree.ts';
+import { isEntryProblem, LISTED_PROBLEMS, type RestoreProblem, reasonOf } from './entry-problems.ts';
+import {
+  assertDestination,
+  type OpenFolder,
+  RefusedEntryError,
+  SafeTree,
+  UnsafeEntryError,
+} from './safe-tree.ts';
 import { snapshotTarStream } from './snapshot-stream.ts';
+import { SparseWriter } from './sparse-writer.ts';
 import { readTar, type TarEntry } from './tar-reader.ts';
+import { createXattrApplier, restorableXattrs } from './xattr-applier.ts';
 
-export { UnsafeEntryError } from './safe-tree.ts';
+export type { RestoreProblem } from './entry-problems.ts';
+export { RefusedEntryError, UnsafeEntryError } from './safe-tree.ts';
 
 const log = logger.child({ mod: 'scout/restore' });
 
-/** Files up to this size are written in one call; bigger ones stream. */
+/** Files over this size took a while: their folder is checked again before the rename. */
 const SMALL_FILE = 1024 * 1024;
 
 export interface RestorePlan {
+  /** Files added and replaced (a dry run: that would be), shown as src/shared/byte-names.ts escapes names. */
   add: string[];
   replace: string[];
   bytes: number;
-  /** Entries restored without part of their metadata (owner, mode or time): "path: what failed". */
-  warnings: string[];
+  /**
+   * Entries restored without part of their metadata (owner, mode, time, xattrs) or not at all
+   * (a name the file system refuses, a permission, a device): the first LISTED_PROBLEMS.
+   */
+  problems: RestoreProblem[];
+  /** All problems, listed or not. */
+  problemCount: number;
 }
 
 export interface RestoreOptions {
@@ -56,23 +69,24 @@ export interface RestoreOptions {
    */
   onSourceBytes?: (bytesRead: number) => void;
   /**
-   * Restore owners (uid/gid) and setuid/setgid bits, as `tar` does for root. Defaults to
-   * whether this process runs as root; without it files lose their setuid/setgid bits.
+   * Restore owners (uid/gid), setuid/setgid bits and security.*, trusted.* and ACL xattrs, as
+   * `tar` does for root. Defaults to whether this process runs as root; without it files lose
+   * their setuid/setgid bits.
    */
   asRoot?: boolean;
-  /** An entry was restored without part of its metadata; the restore goes on. */
-  onWarning?: (path: string, message: string) => void;
+  /** An entry was restored in part or not at all; the restore goes on. */
+  onProblem?: (problem: RestoreProblem) => void;
 }
 
-/** The entry's path made safe: relative, normalised, no `..`, no NUL. */
+/** The entry's path (a byte string) made safe: relative, normalised, no `..`, no NUL. */
 export function safeRelative(path: string): string {
-  if (path.includes('\0')) throw new UnsafeEntryError(`unsafe entry "${path}": NUL in path`);
+  if (path.includes('\0')) throw new UnsafeEntryError(`unsafe entry "${shown(path)}": NUL in path`);
   const trimmed = path.replace(/\/+$/, '');
   if (trimmed.startsWith('/') || /^[A-Za-z]:/.test(trimmed)) {
-    throw new UnsafeEntryError(`unsafe entry "${path}": absolute path`);
+    throw new UnsafeEntryError(`unsafe entry "${shown(path)}": absolute path`);
   }
   const parts = trimmed.split('/').filter((p) => p !== '' && p !== '.');
-  if (parts.includes('..')) throw new UnsafeEntryError(`unsafe entry "${path}": ".." in path`);
+  if (parts.includes('..')) throw new UnsafeEntryError(`unsafe entry "${shown(path)}": ".." in path`);
   return parts.join('/');
 }
 
@@ -81,7 +95,7 @@ export function safeRelative(path: string): string {
  * microsecond syscall, while its async form costs a thread-pool round trip — with thousands
  * of small files that latency, not the bytes, was most of a restore's time.
  */
-function kindAt(path: string): 'missing' | 'dir' | 'file' | 'symlink' | 'other' {
+function kindAt(path: string | Buffer): 'missing' | 'dir' | 'file' | 'symlink' | 'other' {
   const s = lstatSync(path, { throwIfNoEntry: false });
   if (!s) return 'missing';
   if (s.isSymbolicLink()) return 'symlink';
@@ -94,40 +108,37 @@ function kindAt(path: string): 'missing' | 'dir' | 'file' | 'symlink' | 'other' 
  * For a dry run, which opens nothing: refuses a path whose parent folders (inside dest) are
  * symlinks. A real restore checks the same while opening them (SafeTree).
  */
-async function checkParents(dest: string, rel: string, known: Set<string>): Promise<void> {
+function checkParents(dest: string, rel: string, known: Set<string>): void {
   const parts = rel.split('/').slice(0, -1);
-  let at = dest;
+  let prefix = '';
   for (const part of parts) {
-    at = join(at, part);
+    prefix = prefix === '' ? part : `${prefix}/${part}`;
     // A folder this restore already saw as a real folder stays one: the restore never turns
     // a folder into a link (a link entry over a folder is refused).
-    if (known.has(at)) continue;
-    const kind = kindAt(at);
+    if (known.has(prefix)) continue;
+    const kind = kindAt(fsPath(dest, prefix));
     if (kind === 'symlink')
-      throw new UnsafeEntryError(`unsafe entry "${rel}": passes through the symlink ${part}`);
-    if (kind === 'file' || kind === 'other')
-      throw new UnsafeEntryError(`cannot restore "${rel}": ${part} is not a folder`);
-    if (kind === 'dir') known.add(at);
+      throw new UnsafeEntryError(`unsafe entry "${shown(rel)}": passes through the symlink ${shown(part)}`);
+    if (kind === 'file' || kind === 'other') throw new RefusedEntryError(`${shown(prefix)} is not a folder`);
+    if (kind === 'dir') known.add(prefix);
   }
 }
 
 /**
- * Temporary names beside the entries, `.<name>.backupd-<8 hex>`: a random start per restore
- * counting up (no random bytes drawn per file); created with O_EXCL all the same.
+ * Temporary names of their own, `.backupd-<8 hex>` (17 bytes, whatever the entry's name: a
+ * name of 255 bytes still restores): a random start per restore counting up (no random bytes
+ * drawn per file); created with O_EXCL all the same.
  */
-function tempNames(): (name: string) => string {
+function tempNames(): () => string {
   let next = randomBytes(4).readUInt32BE(0);
-  return (name) => {
+  return () => {
     next = (next + 1) >>> 0;
-    return `.${name}.backupd-${next.toString(16).padStart(8, '0')}`;
+    return `.backupd-${next.toString(16).padStart(8, '0')}`;
   };
 }
 
 const NEW_FILE = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW;
-
-function writeAll(fd: number, buffer: Buffer): void {
-  for (let at = 0; at < buffer.length; ) at += writeSync(fd, buffer, at, buffer.length - at);
-}
+const FOLDER = constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW;
 
 /** `rel` as its parent folder and its name. */
 function split(rel: string): [string, string] {
@@ -138,31 +149,40 @@ function split(rel: string): [string, string] {
 /**
  * Restores a snapshot into `dest`: files with matching paths are replaced, files absent from
  * the snapshot stay. Each file is written to a temporary name and renamed into place, so an
- * interrupted restore leaves every file either old or new. Absolute paths, `..`, devices and
- * paths through symlinks are refused before anything is written for them.
+ * interrupted restore leaves every file either old or new. Absolute paths, `..` and paths
+ * through symlinks stop the restore before anything is written for them; an entry that only
+ * cannot be restored (a device, a name the file system refuses, a permission) is a problem of
+ * that entry, listed in the result, and the restore goes on.
  *
  * Nothing is written by path: folders are opened from `dest` down without following links
  * (SafeTree), files are created with O_EXCL|O_NOFOLLOW inside the open folder, and owners,
  * modes and times are set on the open descriptors. Before each entry its folder's path is
  * checked to still lead to the open folder, so a folder renamed or swapped for a symlink
  * mid-restore stops the restore instead of redirecting it. `dest` itself must not be a link.
+ * Names are bytes (byte strings inside, src/scout/restore/byte-paths.ts); zero blocks become
+ * holes (SparseWriter); hard links only ever point at files this restore wrote.
  */
 export async function restoreArchive(options: RestoreOptions): Promise<RestorePlan> {
   const { dest } = options;
   const asRoot = options.asRoot ?? process.getuid?.() === 0;
-  const plan: RestorePlan = { add: [], replace: [], bytes: 0, warnings: [] };
+  const plan: RestorePlan = { add: [], replace: [], bytes: 0, problems: [], problemCount: 0 };
   const folders: { rel: string; entry: TarEntry; dev: number; ino: number }[] = [];
-  const plannedFiles = new Set<string>();
+  /** Files a dry run would write / a restore wrote: the only targets a hard link may have. */
+  const ownFiles = new Set<string>();
   const knownFolders = new Set<string>();
   const plannedLinks = new Set<string>();
   const tempName = tempNames();
   assertDestination(dest, options.within);
   const tree = options.dryRun ? null : SafeTree.open(dest, options.within);
-  const warn = (path: string, message: string) => {
+  const problemShown = (path: string, message: string) => {
     log.warn({ path }, message);
-    plan.warnings.push(`${path}: ${message}`);
-    options.onWarning?.(path, message);
+    plan.problemCount += 1;
+    const problem = { path, message };
+    if (plan.problems.length < LISTED_PROBLEMS) plan.problems.push(problem);
+    options.onProblem?.(problem);
   };
+  const problem = (rel: string, message: string) => problemShown(shown(rel), message);
+  const xattrs = createXattrApplier(problemShown);
   const { tar: tarStream, plumbing } = snapshotTarStream(options);
   try {
     try {
@@ -177,7 +197,9 @@ export async function restoreArchive(options: RestoreOptions): Promise<RestorePl
     // Folder owners, modes and times last: restoring their contents changed the times, and a
     // folder restored read-only must still take its files.
     if (tree) for (const folder of folders.reverse()) finishFolder(tree, folder);
+    xattrs.flush();
   } finally {
+    xattrs.discard();
     tree?.close();
   }
   return plan;
@@ -186,35 +208,36 @@ export async function restoreArchive(options: RestoreOptions): Promise<RestorePl
     try {
       const open = safe.folder(folder.rel, false, folder.rel);
       if (open.dev !== folder.dev || open.ino !== folder.ino || !safe.inPlace(open)) {
-        warn(
+        problem(
           folder.rel,
           'the folder was moved or replaced (perhaps by a symlink) while restoring; its owner, mode and time are left as they are',
         );
         return;
       }
-      setMetadata(open.fd, folder.entry, 'dir', asRoot, (message) => warn(folder.rel, message));
+      const wanted = restorableXattrs(folder.entry.xattrs, asRoot);
+      const mode = setMetadata(
+        open.fd,
+        folder.entry,
+        'dir',
+        asRoot,
+        (message) => problem(folder.rel, message),
+        wanted.length > 0,
+      );
+      if (wanted.length > 0)
+        xattrs.add(openSync(safe.at(open, '.'), FOLDER), shown(folder.rel), wanted, mode);
     } catch (error) {
-      warn(folder.rel, `cannot set the folder's owner, mode and time: ${(error as Error).message}`);
+      problem(folder.rel, `cannot set the folder's owner, mode and time: ${reasonOf(error)}`);
     }
   }
 
-  /** The open folder and name of a hard link's target, checked to be a file this restore may link to. */
+  /** The open folder of a hard link's target, which must be a file this restore wrote. */
   function linkSource(safe: SafeTree | null, rel: string, linked: string): OpenFolder | null {
     const refuse = () =>
-      new UnsafeEntryError(`unsafe entry "${rel}": hard link to "${linked}", which is not a restored file`);
-    if (!safe) {
-      if (!plannedFiles.has(linked)) throw refuse();
-      return null;
-    }
-    const [folderRel, name] = split(linked);
-    let folder: OpenFolder;
-    try {
-      folder = safe.openDetached(folderRel, rel);
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === 'ENOENT') throw refuse();
-      throw error;
-    }
-    if (!plannedFiles.has(linked) && kindAt(safe.at(folder, name)) !== 'file') {
+      new RefusedEntryError(`hard link to "${shown(linked)}", which is not a file this restore wrote`);
+    if (!ownFiles.has(linked)) throw refuse();
+    if (!safe) return null;
+    const folder = safe.openDetached(split(linked)[0], rel);
+    if (kindAt(safe.at(folder, split(linked)[1])) !== 'file') {
       closeSync(folder.fd);
       throw refuse();
     }
@@ -224,92 +247,139 @@ export async function restoreArchive(options: RestoreOptions): Promise<RestorePl
   async function extract(input: Readable): Promise<void> {
     await readTar(input, async (entry: TarEntry, data) => {
       options.signal?.throwIfAborted();
-      const rel = safeRelative(entry.path);
+      const rel = safeRelative(byteString(entry.path));
       if (rel === '') return;
-      if (!['0', '1', '2', '5'].includes(entry.type)) {
-        throw new UnsafeEntryError(
-          `unsafe entry "${entry.path}": devices, FIFOs and other special files are refused`,
-        );
-      }
-      const [parentRel, name] = split(rel);
-      let parent: OpenFolder | null = null;
-      if (tree) {
-        parent = tree.folder(parentRel, true, rel);
-        tree.verify(parent);
-      } else {
-        await checkParents(dest, rel, knownFolders);
-      }
-      // A dry run writes nothing, so it remembers what the restore would create to refuse the same entries.
-      const parentLink = rel
-        .split('/')
-        .slice(0, -1)
-        .map((_, i, parts) => parts.slice(0, i + 1).join('/'))
-        .find((prefix) => plannedLinks.has(prefix));
-      if (parentLink)
-        throw new UnsafeEntryError(`unsafe entry "${rel}": passes through the symlink ${parentLink}`);
-      const targetPath = tree && parent ? tree.at(parent, name) : join(dest, rel);
-      const existing = kindAt(targetPath);
-      if (entry.type === '5') {
-        if (existing === 'symlink' || existing === 'file') {
-          throw new UnsafeEntryError(`cannot restore folder "${rel}": a ${existing} is in the way`);
-        }
-        if (tree) {
-          // Made private; its own mode comes once its contents are in (finishFolder).
-          if (existing === 'missing') mkdirSync(targetPath, 0o700);
-          const made = lstatSync(targetPath);
-          if (!made.isDirectory())
-            throw new UnsafeEntryError(`cannot restore folder "${rel}": something else is in the way`);
-          folders.push({ rel, entry, dev: made.dev, ino: made.ino });
-        }
-        return;
-      }
-      if (existing === 'dir') throw new UnsafeEntryError(`cannot restore "${rel}": a folder is in the way`);
-      let source: OpenFolder | null = null;
-      if (entry.type === '1') {
-        const linked = safeRelative(entry.linkname);
-        if (!tree) await checkParents(dest, linked, knownFolders);
-        source = linkSource(tree, rel, linked);
-      }
-      if (entry.type === '0' || entry.type === '1') {
-        (existing === 'missing' ? plan.add : plan.replace).push(rel);
-        plan.bytes += entry.type === '0' ? entry.size : 0;
-        plannedFiles.add(rel);
-      }
-      if (entry.type === '2') plannedLinks.add(rel);
-      if (!tree || !parent) return;
-      const temp = tree.at(parent, tempName(name));
-      const entryWarn = (message: string) => warn(rel, message);
       try {
-        if (entry.type === '0') {
-          const fd = openSync(temp, NEW_FILE, 0o600);
-          try {
-            if (entry.size <= SMALL_FILE) {
-              const chunks: Buffer[] = [];
-              for await (const chunk of data) chunks.push(chunk);
-              writeAll(fd, chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks));
-            } else {
-              await pipeline(data, createWriteStream(temp, { fd, autoClose: false }));
-            }
-            setMetadata(fd, entry, 'file', asRoot, entryWarn);
-          } finally {
-            closeSync(fd);
-          }
-          // A big file took a while: check again that its folder was not swapped meanwhile.
-          if (entry.size > SMALL_FILE) tree.verify(parent);
-        } else if (entry.type === '2') {
-          symlinkSync(entry.linkname, temp);
-          setLinkMetadata(temp, entry, asRoot, entryWarn);
-        } else if (source) {
-          linkSync(tree.at(source, posix.basename(safeRelative(entry.linkname))), temp);
-        }
-        renameSync(temp, tree.at(parent, name));
-        if (entry.type === '0') options.onProgress?.(plan.bytes);
+        await restoreEntry(entry, rel, data);
       } catch (error) {
-        rmSync(temp, { force: true });
-        throw error;
-      } finally {
-        if (source) closeSync(source.fd);
+        if (!isEntryProblem(error)) throw error;
+        problem(rel, `not restored: ${reasonOf(error)}`);
       }
     });
+  }
+
+  async function restoreEntry(entry: TarEntry, rel: string, data: AsyncGenerator<Buffer>): Promise<void> {
+    if (!['0', '1', '2', '5'].includes(entry.type)) {
+      throw new RefusedEntryError(
+        `devices, FIFOs and other special files are not restored (tar type ${JSON.stringify(entry.type)})`,
+      );
+    }
+    const [parentRel, name] = split(rel);
+    let parent: OpenFolder | null = null;
+    if (tree) {
+      parent = tree.folder(parentRel, true, rel);
+      tree.verify(parent);
+    } else {
+      checkParents(dest, rel, knownFolders);
+    }
+    // A dry run writes nothing, so it remembers what the restore would create to refuse the same entries.
+    const parentLink = rel
+      .split('/')
+      .slice(0, -1)
+      .map((_, i, parts) => parts.slice(0, i + 1).join('/'))
+      .find((prefix) => plannedLinks.has(prefix));
+    if (parentLink)
+      throw new UnsafeEntryError(
+        `unsafe entry "${shown(rel)}": passes through the symlink ${shown(parentLink)}`,
+      );
+    const targetPath = tree && parent ? tree.at(parent, name) : fsPath(dest, rel);
+    const existing = kindAt(targetPath);
+    if (entry.type === '5') {
+      if (existing === 'symlink' || existing === 'file' || existing === 'other') {
+        throw new RefusedEntryError(
+          `a ${existing === 'other' ? 'special file' : existing} is in the way of the folder`,
+        );
+      }
+      if (tree) {
+        // Made private; its own mode comes once its contents are in (finishFolder).
+        if (existing === 'missing') mkdirSync(targetPath, 0o700);
+        const made = lstatSync(targetPath);
+        if (!made.isDirectory()) throw new RefusedEntryError('something else is in the way of the folder');
+        folders.push({ rel, entry, dev: made.dev, ino: made.ino });
+      }
+      return;
+    }
+    if (existing === 'dir') throw new RefusedEntryError('a folder is in the way');
+    const listed = existing === 'missing' ? plan.add : plan.replace;
+    let source: OpenFolder | null = null;
+    if (entry.type === '1') {
+      const linked = safeRelative(byteString(entry.linkname));
+      if (!tree) checkParents(dest, linked, knownFolders);
+      source = linkSource(tree, rel, linked);
+    }
+    if (entry.type === '2') plannedLinks.add(rel);
+    if (!tree || !parent) {
+      if (entry.type === '0' || entry.type === '1') {
+        listed.push(shown(rel));
+        plan.bytes += entry.type === '0' ? entry.size : 0;
+        ownFiles.add(rel);
+      }
+      return;
+    }
+    const temp = tree.at(parent, tempName());
+    const entryWarn = (message: string) => problem(rel, message);
+    try {
+      if (entry.type === '0') {
+        await writeFile(entry, rel, data, temp, tree, parent, tree.at(parent, name), entryWarn);
+      } else if (entry.type === '2') {
+        symlinkSync(entry.linkname, temp);
+        setLinkMetadata(temp, entry, asRoot, entryWarn);
+        renameSync(temp, tree.at(parent, name));
+      } else if (source) {
+        linkSync(tree.at(source, split(safeRelative(byteString(entry.linkname)))[1]), temp);
+        renameSync(temp, tree.at(parent, name));
+      }
+    } catch (error) {
+      try {
+        rmSync(temp, { force: true });
+      } catch {
+        // The entry's own error says what went wrong.
+      }
+      throw error;
+    } finally {
+      if (source) closeSync(source.fd);
+    }
+    if (entry.type === '0' || entry.type === '1') {
+      listed.push(shown(rel));
+      ownFiles.add(rel);
+    }
+    if (entry.type === '0') {
+      plan.bytes += entry.size;
+      options.onProgress?.(plan.bytes);
+    }
+  }
+
+  /** A file's data into `temp` (holes for zero blocks), its metadata, then the rename into place. */
+  async function writeFile(
+    entry: TarEntry,
+    rel: string,
+    data: AsyncGenerator<Buffer>,
+    temp: string | Buffer,
+    safe: SafeTree,
+    parent: OpenFolder,
+    target: string | Buffer,
+    warn: (message: string) => void,
+  ): Promise<void> {
+    const fd = openSync(temp, NEW_FILE, 0o600);
+    let handedOver = false;
+    try {
+      const writer = new SparseWriter(fd);
+      for await (const chunk of data) {
+        if (entry.size > SMALL_FILE) options.signal?.throwIfAborted();
+        writer.write(chunk);
+      }
+      writer.finish();
+      const wanted = restorableXattrs(entry.xattrs, asRoot);
+      const mode = setMetadata(fd, entry, 'file', asRoot, warn, wanted.length > 0);
+      // A big file took a while: check again that its folder was not swapped meanwhile.
+      if (entry.size > SMALL_FILE) safe.verify(parent);
+      renameSync(temp, target);
+      if (wanted.length > 0) {
+        xattrs.add(fd, shown(rel), wanted, mode);
+        handedOver = true;
+      }
+    } finally {
+      if (!handedOver) closeSync(fd);
+    }
   }
 }

@@ -9,10 +9,19 @@ import {
   openSync,
 } from 'node:fs';
 import { isAbsolute, join, relative, sep } from 'node:path';
+import { fsPath, shown } from './byte-paths.ts';
 
-/** An archive entry that would write outside the job folder, or that restore refuses. */
+/** An archive entry that would write outside the job folder: the restore stops. */
 export class UnsafeEntryError extends Error {
   override name = 'UnsafeEntryError';
+}
+
+/**
+ * An entry the restore refuses without any risk to what lies outside (a device, something in
+ * the way): a problem of that entry; the restore goes on with the next.
+ */
+export class RefusedEntryError extends Error {
+  override name = 'RefusedEntryError';
 }
 
 const DIR_FLAGS = constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW;
@@ -43,7 +52,10 @@ function makeFolder(path: string): boolean {
  */
 const PROC_FD = existsSync('/proc/self/fd');
 
-/** A folder of the restore, open by descriptor. `rel` is its path below the root ('' = root). */
+/**
+ * A folder of the restore, open by descriptor. `rel` is its path below the root ('' = root), a
+ * byte string (src/scout/restore/byte-paths.ts).
+ */
 export interface OpenFolder {
   rel: string;
   fd: number;
@@ -116,8 +128,9 @@ export class SafeTree {
   }
 
   /** The path for a *Sync call on `name` inside `folder`, resolved from the open folder itself. */
-  at(folder: OpenFolder, name: string): string {
-    return PROC_FD ? `/proc/self/fd/${folder.fd}/${name}` : join(this.root, folder.rel, name);
+  at(folder: OpenFolder, name: string): string | Buffer {
+    if (PROC_FD) return fsPath(`/proc/self/fd/${folder.fd}`, name);
+    return fsPath(this.root, folder.rel === '' ? name : `${folder.rel}/${name}`);
   }
 
   /**
@@ -163,7 +176,8 @@ export class SafeTree {
    */
   verify(folder: OpenFolder): void {
     if (!this.inPlace(folder)) {
-      const what = folder.rel === '' ? `the restore destination ${this.root}` : `the folder "${folder.rel}"`;
+      const what =
+        folder.rel === '' ? `the restore destination ${this.root}` : `the folder "${shown(folder.rel)}"`;
       throw new UnsafeEntryError(
         `${what} was moved or replaced (perhaps by a symlink) while restoring; restore stopped so nothing is written through it — check the folder and restore again`,
       );
@@ -172,7 +186,7 @@ export class SafeTree {
 
   /** Whether `folder`'s path still leads to the folder open as it. */
   inPlace(folder: OpenFolder): boolean {
-    const s = lstatSync(join(this.root, folder.rel), { throwIfNoEntry: false });
+    const s = lstatSync(fsPath(this.root, folder.rel), { throwIfNoEntry: false });
     return s !== undefined && s.dev === folder.dev && s.ino === folder.ino;
   }
 
@@ -196,9 +210,11 @@ export class SafeTree {
       }
       if (code === 'ELOOP' || code === 'ENOTDIR') {
         if (lstatSync(path, { throwIfNoEntry: false })?.isSymbolicLink()) {
-          throw new UnsafeEntryError(`unsafe entry "${entry}": passes through the symlink ${rel}`);
+          throw new UnsafeEntryError(
+            `unsafe entry "${shown(entry)}": passes through the symlink ${shown(rel)}`,
+          );
         }
-        throw new UnsafeEntryError(`cannot restore "${entry}": ${rel} is not a folder`);
+        throw new RefusedEntryError(`${shown(rel)} is not a folder`);
       }
       throw error;
     }

@@ -6,27 +6,44 @@ const BLOCK = 512;
 const MAX_METADATA = 1024 * 1024;
 
 export interface TarEntry {
-  path: string;
+  /** The entry's name as the archive holds it: bytes (pax records and headers are bytes, not text). */
+  path: Buffer;
   /** '0' file, '1' hard link, '2' symlink, '5' folder; anything else is reported as is. */
   type: string;
   mode: number;
   mtimeMs: number;
   size: number;
-  linkname: string;
+  /** A symlink's target or a hard link's target entry, as bytes. */
+  linkname: Buffer;
   /** The owner's numeric ids (pax `uid`/`gid` when present, else the header fields). */
   uid: number;
   gid: number;
+  /** Extended attributes (pax `SCHILY.xattr.<name>` records, as GNU tar `--xattrs` writes): name → value. */
+  xattrs: Xattr[];
+}
+
+export interface Xattr {
+  name: Buffer;
+  value: Buffer;
 }
 
 export class TarError extends Error {
   override name = 'TarError';
 }
 
-function text(block: Buffer, offset: number, length: number): string {
-  const field = block.subarray(offset, offset + length);
-  const end = field.indexOf(0);
-  return field.subarray(0, end < 0 ? length : end).toString('utf8');
+/** A NUL-terminated header field's bytes. */
+function field(block: Buffer, offset: number, length: number): Buffer {
+  const bytes = block.subarray(offset, offset + length);
+  const end = bytes.indexOf(0);
+  return end < 0 ? bytes : bytes.subarray(0, end);
 }
+
+function text(block: Buffer, offset: number, length: number): string {
+  return field(block, offset, length).toString('latin1');
+}
+
+/** A name from a header field, copied out of the block (which may be a view of a bigger chunk). */
+const name = (block: Buffer, offset: number, length: number) => Buffer.from(field(block, offset, length));
 
 function number(block: Buffer, offset: number, length: number): number {
   const field = block.subarray(offset, offset + length);
@@ -70,20 +87,43 @@ function paxSize(value: string): number {
   return size;
 }
 
-function parsePax(data: Buffer): Record<string, string> {
-  const records: Record<string, string> = {};
+const XATTR = 'SCHILY.xattr.';
+
+/**
+ * A pax header's records, keyword → value bytes (values such as `path` and xattrs are bytes in
+ * whatever encoding; `hdrcharset=BINARY` only says so). Keywords are read byte for byte (latin1).
+ */
+function parsePax(data: Buffer, records: Map<string, Buffer>): void {
   let at = 0;
   while (at < data.length) {
     const space = data.indexOf(0x20, at);
     if (space < 0) break;
     const length = Number(data.subarray(at, space).toString('ascii'));
-    if (!Number.isInteger(length) || length <= 0) throw new TarError('malformed pax header');
-    const record = data.subarray(space + 1, at + length - 1).toString('utf8');
-    const eq = record.indexOf('=');
-    if (eq > 0) records[record.slice(0, eq)] = record.slice(eq + 1);
+    if (!Number.isInteger(length) || length <= 0 || at + length > data.length) {
+      throw new TarError('malformed pax header');
+    }
+    const record = data.subarray(space + 1, at + length - 1);
+    const eq = record.indexOf(0x3d);
+    if (eq > 0) records.set(record.subarray(0, eq).toString('latin1'), Buffer.from(record.subarray(eq + 1)));
     at += length;
   }
-  return records;
+}
+
+/** An xattr name from its pax keyword: GNU tar writes `=` as `%3D` and `%` as `%25` there. */
+function xattrName(keyword: string): Buffer {
+  const decoded = keyword
+    .slice(XATTR.length)
+    .replace(/%([0-9A-Fa-f]{2})/g, (_, hex: string) => String.fromCharCode(Number.parseInt(hex, 16)));
+  return Buffer.from(decoded, 'latin1');
+}
+
+/** A pax text value (numbers, keywords). */
+const paxText = (records: Map<string, Buffer>, key: string) => records.get(key)?.toString('latin1');
+
+function withoutTrailingNuls(bytes: Buffer): Buffer {
+  let end = bytes.length;
+  while (end > 0 && bytes[end - 1] === 0) end -= 1;
+  return Buffer.from(bytes.subarray(0, end));
 }
 
 function checksumOk(block: Buffer): boolean {
@@ -142,9 +182,9 @@ export async function readTar(
     }
   }
 
-  let pax: Record<string, string> = {};
-  let longName: string | null = null;
-  let longLink: string | null = null;
+  let pax = new Map<string, Buffer>();
+  let longName: Buffer | null = null;
+  let longLink: Buffer | null = null;
   /** Bytes of pax and long-name headers read for the coming entry. */
   let metadata = 0;
   for (;;) {
@@ -167,27 +207,38 @@ export async function readTar(
       }
       const data = await take(padded);
       const content = data.subarray(0, size);
-      if (type === 'x') pax = { ...pax, ...parsePax(content) };
-      if (type === 'L') longName = content.toString('utf8').replace(/\0+$/, '');
-      if (type === 'K') longLink = content.toString('utf8').replace(/\0+$/, '');
+      if (type === 'x') parsePax(content, pax);
+      if (type === 'L') longName = withoutTrailingNuls(content);
+      if (type === 'K') longLink = withoutTrailingNuls(content);
       continue;
     }
     const magic = text(block, 257, 6);
-    const prefix = magic.startsWith('ustar') ? text(block, 345, 155) : '';
-    const name = text(block, 0, 100);
-    const path = pax.path ?? longName ?? (prefix ? `${prefix}/${name}` : name);
-    const realSize = pax.size !== undefined ? paxSize(pax.size) : size;
+    const prefix = magic.startsWith('ustar') ? field(block, 345, 155) : null;
+    const path =
+      pax.get('path') ??
+      longName ??
+      (prefix?.length ? Buffer.concat([prefix, Buffer.of(0x2f), field(block, 0, 100)]) : name(block, 0, 100));
+    const paxSizeText = paxText(pax, 'size');
+    const realSize = paxSizeText !== undefined ? paxSize(paxSizeText) : size;
+    const mtime = paxText(pax, 'mtime');
+    const uid = paxText(pax, 'uid');
+    const gid = paxText(pax, 'gid');
+    const xattrs: Xattr[] = [];
+    for (const [key, value] of pax) {
+      if (key.startsWith(XATTR)) xattrs.push({ name: xattrName(key), value });
+    }
     const entry: TarEntry = {
       path,
       type: type === '\0' || type === '7' ? '0' : type,
       mode: number(block, 100, 8),
-      mtimeMs: (pax.mtime !== undefined ? Number(pax.mtime) : number(block, 136, 12)) * 1000,
+      mtimeMs: (mtime !== undefined ? Number(mtime) : number(block, 136, 12)) * 1000,
       size: realSize,
-      linkname: pax.linkpath ?? longLink ?? text(block, 157, 100),
-      uid: pax.uid !== undefined ? Number(pax.uid) : number(block, 108, 8),
-      gid: pax.gid !== undefined ? Number(pax.gid) : number(block, 116, 8),
+      linkname: pax.get('linkpath') ?? longLink ?? name(block, 157, 100),
+      uid: uid !== undefined ? Number(uid) : number(block, 108, 8),
+      gid: gid !== undefined ? Number(gid) : number(block, 116, 8),
+      xattrs,
     };
-    pax = {};
+    pax = new Map();
     longName = null;
     longLink = null;
     metadata = 0;

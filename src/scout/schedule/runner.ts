@@ -11,12 +11,16 @@ export interface Operation {
   phase: string;
   bytes_done: number;
   bytes_total: number;
+  /** Entries a restore could not restore (in full) so far; 0 for other operations. */
+  problems: number;
   started_at: string;
 }
 
 /** Told of every progress update of an operation, before it applies (`op` still shows the old values). */
 export type ProgressObserver = (op: Readonly<Operation>, patch: OperationPatch) => void;
-type OperationPatch = Partial<Pick<Operation, 'job_name' | 'phase' | 'bytes_done' | 'bytes_total'>>;
+type OperationPatch = Partial<
+  Pick<Operation, 'job_name' | 'phase' | 'bytes_done' | 'bytes_total' | 'problems'>
+>;
 
 export interface OperationContext {
   signal: AbortSignal;
@@ -51,6 +55,7 @@ export function createRunner() {
         phase: 'starting',
         bytes_done: 0,
         bytes_total: 0,
+        problems: 0,
         started_at: clock.date().toISOString(),
       };
       operation = op;

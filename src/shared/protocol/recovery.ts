@@ -51,3 +51,12 @@ export const RequestReportSchema = z.object({
   }),
 });
 export type RequestReport = z.infer<typeof RequestReportSchema>['status'];
+
+/** One entry a Scout's restore left out or restored in part; `path` escaped as src/shared/byte-names.ts says. */
+export interface RestoreProblemView {
+  path: string;
+  message: string;
+}
+
+/** Problems a restore answer lists (its `problem_count` counts them all). */
+export const ANSWERED_PROBLEMS = 20;
