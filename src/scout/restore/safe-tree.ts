@@ -34,7 +34,7 @@ const DIR_FLAGS = constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOL
 const MISSING_FOLDER_MODE = 0o755;
 
 /** Makes the folder `path` when missing; true when this call made it. */
-function makeFolder(path: string): boolean {
+function makeFolder(path: string | Buffer): boolean {
   try {
     mkdirSync(path, MISSING_FOLDER_MODE);
     return true;
