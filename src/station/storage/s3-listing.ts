@@ -46,8 +46,9 @@ export async function deleteAll(client: S3Client, Bucket: string, Prefix: string
 }
 
 /**
- * The bucket's staging areas: multipart uploads under the prefix, then the tail objects of
- * multipart uploads that are gone (a Station stopped between ending one and removing its tails).
+ * The bucket's staging areas: multipart uploads of snapshot keys under the prefix, then the tail
+ * objects (`.staging/`) of multipart uploads that are gone (a Station stopped between ending one
+ * and removing its tails).
  */
 export async function* stagingAreas(
   client: S3Client,
@@ -63,11 +64,15 @@ export async function* stagingAreas(
     );
     for (const item of page.Uploads ?? []) {
       if (!item.Key || !item.UploadId) continue;
+      // Only keys of the snapshot layout are ours: other software's multipart uploads under
+      // the same prefix are neither listed nor ever aborted (issue #23 item 10).
+      const target = keys.parse(item.Key);
+      if (!target) continue;
       open.add(item.UploadId);
       const state = newState(item.Key, item.UploadId, 0);
       yield {
         uploadId: null,
-        target: keys.parse(item.Key),
+        target,
         state: JSON.stringify(state),
         startedMs: item.Initiated?.getTime() ?? null,
       };
