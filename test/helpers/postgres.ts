@@ -333,3 +333,18 @@ export async function createDatabase(url: string, name: string): Promise<string>
   result.pathname = `/${name}`;
   return result.toString();
 }
+
+/**
+ * Ends every upload lease in the database of a Station on PostgreSQL (nothing on PGlite): what a
+ * minute of the database's clock does to the leases of a Station that was killed holding them.
+ */
+export async function lapseUploadLeases(station: { env: Record<string, string> }): Promise<void> {
+  const url = station.env.DATABASE_URL;
+  if (!url) return;
+  const sql = postgres(url, { max: 1, onnotice: () => {} });
+  try {
+    await sql`UPDATE leases SET until = 0 WHERE name LIKE 'upload:%'`;
+  } finally {
+    await sql.end();
+  }
+}

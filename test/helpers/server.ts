@@ -40,6 +40,8 @@ export interface TestServer {
   port: number;
   dataDir: string;
   pid: number;
+  /** The extra environment it was started with (DATABASE_URL, …). */
+  env: Record<string, string>;
   /** Everything the process wrote to stdout and stderr so far. */
   output(): string;
   /** Moves the server's clock forward (the offset accumulates). */
@@ -198,6 +200,7 @@ async function launch(
     port,
     dataDir: options.dataDir,
     pid: child.pid ?? 0,
+    env: options.env ?? {},
     output,
     advanceClock(ms) {
       let current = 0;

@@ -6,8 +6,8 @@ import { randomBytes } from 'node:crypto';
 import { renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { before, describe, test } from 'node:test';
-import { LEASE_MS } from '../../src/station/uploads/upload-lease.ts';
 import { Client } from '../helpers/http.ts';
+import { lapseUploadLeases } from '../helpers/postgres.ts';
 import { diskOnly, onS3, stagingAreas, storedBytes } from '../helpers/station-store.ts';
 import { finalize, initiate, putChunk } from '../helpers/uploads.ts';
 import {
@@ -164,10 +164,9 @@ export function uploadRecoverySuite(label: string, start: StartStation): void {
         }
 
         ctx.station = await ctx.station.restart();
-        // On PostgreSQL the killed Station held the upload's write lease, which lapses after a
-        // minute of the Station's clock: move the clock past it instead of waiting.
-        ctx.station.advanceClock(LEASE_MS + 1000);
-        ctx.offset += LEASE_MS + 1000;
+        // On PostgreSQL the killed Station held the upload's write lease, which lapses a minute
+        // later on the database's clock: end it there instead of waiting.
+        await lapseUploadLeases(ctx.station);
         const afterSecond = await initiate(ctx.station.url, token, m);
         assertOk(afterSecond);
         assert.equal(afterSecond.body.upload_id, id);
