@@ -29,7 +29,7 @@ export async function readSnapshot(options: {
 }): Promise<SnapshotReading> {
   const { tar: tarStream, plumbing } = snapshotTarStream(options);
   const entries: FingerprintEntry[] = [];
-  /** Sizes of the files read so far, for the hard links (type '1') to them. */
+  /** Sizes of the files read so far (by byte-string path), for the hard links (type '1') to them. */
   const sizes = new Map<string, number>();
   let files = 0;
   let bytes = 0;
@@ -47,12 +47,12 @@ export async function readSnapshot(options: {
       else if (entry.type === '2') entries.push({ path, type: 'symlink', size: 0 });
       else if (entry.type === '0') {
         files += 1;
-        sizes.set(path, entry.size);
+        sizes.set(rel, entry.size);
         entries.push({ path, type: 'file', size: entry.size });
       } else if (entry.type === '1') {
         // Another name of a file read before: a file of the same size, as the walk saw it.
         files += 1;
-        entries.push({ path, type: 'file', size: sizes.get(safeRelative(entry.linkname)) ?? 0 });
+        entries.push({ path, type: 'file', size: sizes.get(safeRelative(byteString(entry.linkname))) ?? 0 });
       } else {
         throw new TarError(
           `entry "${shown(rel)}" has type ${JSON.stringify(entry.type)}, which backupd never writes`,
