@@ -12,6 +12,7 @@ import { createRunner } from './schedule/runner.ts';
 import { createScheduler } from './schedule/scheduler.ts';
 import { loadInstanceId } from './services/instance-id.ts';
 import { createJobCatalog } from './services/job-catalog.ts';
+import { notifyLostClaim } from './services/lost-claim.ts';
 import { createScoutSettings } from './services/scout-settings.ts';
 import { createJobStates } from './state/job-states.ts';
 import { createCircuit } from './upload/circuit.ts';
@@ -23,10 +24,13 @@ export function createScoutServices(config: ScoutConfig, core: Core, storage: Sc
   const uploads = createUploadAcceptance(core.settings);
   const keys = createKeyStore(config.dataDir);
   const states = createJobStates(storage.scoutDb);
-  const catalog = createJobCatalog(config.scanRoot);
+  const integrations = createIntegrations('scout', config.dataDir, core.settings);
+  const catalog = createJobCatalog(config.scanRoot, {
+    history: async () => ({ ranAs: await states.names(), ownUid: process.getuid?.() ?? null }),
+    onLostClaim: (job) => notifyLostClaim(job, settings, integrations.notifier),
+  });
   const circuit = createCircuit();
   const runner = createRunner();
-  const integrations = createIntegrations('scout', config.dataDir, core.settings);
   const backup = createBackup({
     dataDir: config.dataDir,
     instanceId,

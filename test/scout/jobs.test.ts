@@ -4,6 +4,7 @@ import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import {
   accessSync,
+  chownSync,
   constants,
   mkdirSync,
   mkdtempSync,
@@ -433,6 +434,72 @@ describe('discovery', () => {
       ],
     );
     assert.equal(jobs[1]?.absolute_path, join(root, 'photos'));
+  });
+
+  test('a job that already ran under a name keeps it; only the newcomer gets a config_error (issue #23 item 4)', async () => {
+    const root = buildTree(tempDir(), {
+      'aaa-shared/.upload_dir': 'job_name: payroll\n',
+      'finance/payroll/.upload_dir': '',
+    });
+    const ranAs = new Map([['finance/payroll', 'payroll']]);
+    const jobs = await discoverJobs(root, { history: { ranAs, ownUid: 0 } });
+    assert.deepEqual(
+      jobs.map((job) => [job.relative_path, job.config?.job_name ?? null, job.config_error, job.lost_claim]),
+      [
+        [
+          'aaa-shared',
+          null,
+          'job name "payroll" is already used by finance/payroll; set another job_name',
+          { name: 'payroll', kept_by: 'finance/payroll' },
+        ],
+        ['finance/payroll', 'payroll', null, undefined],
+      ],
+    );
+  });
+
+  test("of new claimants only, the one whose marker the Scout's own user owns keeps the name", async () => {
+    const root = buildTree(tempDir(), {
+      'aaa-shared/.upload_dir': 'job_name: ledger\n',
+      'ledger/.upload_dir': '',
+      'x/.upload_dir': 'job_name: both-foreign\n',
+      'y/.upload_dir': 'job_name: both-foreign\n',
+    });
+    for (const path of ['aaa-shared', 'x', 'y']) chownSync(join(root, path, '.upload_dir'), 65534, 65534);
+    const jobs = await discoverJobs(root, { history: { ranAs: new Map(), ownUid: 0 } });
+    assert.deepEqual(
+      jobs.map((job) => [job.relative_path, job.config?.job_name ?? null, job.config_error]),
+      [
+        ['aaa-shared', null, 'job name "ledger" is already used by ledger; set another job_name'],
+        ['ledger', 'ledger', null],
+        ['x', null, 'job name "both-foreign" is already used by y; set another job_name'],
+        ['y', null, 'job name "both-foreign" is already used by x; set another job_name'],
+      ],
+    );
+    assert.deepEqual(jobs[3]?.lost_claim, { name: 'both-foreign', kept_by: null });
+  });
+
+  test('two folders that both ran under one name fall back to the marker owner; history of another name does not count', async () => {
+    const root = buildTree(tempDir(), {
+      'a/.upload_dir': 'job_name: same\n',
+      'b/.upload_dir': 'job_name: same\n',
+      'c/.upload_dir': 'job_name: same\n',
+    });
+    chownSync(join(root, 'b', '.upload_dir'), 65534, 65534);
+    // a and b ran as "same"; c ran under an older name, so it is no more established than new.
+    const ranAs = new Map([
+      ['a', 'same'],
+      ['b', 'same'],
+      ['c', 'old-name'],
+    ]);
+    const jobs = await discoverJobs(root, { history: { ranAs, ownUid: 0 } });
+    assert.deepEqual(
+      jobs.map((job) => [job.relative_path, job.config?.job_name ?? null]),
+      [
+        ['a', 'same'],
+        ['b', null],
+        ['c', null],
+      ],
+    );
   });
 
   test('every folder claiming one job_name gets a config_error naming the others', async () => {

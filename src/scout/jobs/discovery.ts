@@ -7,6 +7,7 @@ import { logger } from '../../core/log.ts';
 import { compareBytes } from './byte-order.ts';
 import { type JobConfig, MARKER, parseMarker } from './marker.ts';
 import { MarkerFileError, readMarkerText } from './marker-file.ts';
+import { type ClaimHistory, NO_HISTORY, settleNameClaims } from './name-claims.ts';
 import { createPacer, type Pacer } from './pace.ts';
 
 const log = logger.child({ mod: 'scout/jobs' });
@@ -20,6 +21,8 @@ export interface DiscoveredJob {
   /** Null exactly when `config_error` is set: such a job is shown but never run. */
   config: JobConfig | null;
   config_error: string | null;
+  /** Set when this folder claims a job name that another folder keeps (name-claims.ts). */
+  lost_claim?: { name: string; kept_by: string | null };
 }
 
 interface Folder {
@@ -89,28 +92,6 @@ async function readJob(folder: Folder): Promise<DiscoveredJob> {
 }
 
 /**
- * Job names are unique across the Scout: every job sharing a name gets an error naming the
- * others. None of them runs until the names differ (the folder order must not pick a winner).
- */
-function flagDuplicates(jobs: DiscoveredJob[]): void {
-  const claims = new Map<string, DiscoveredJob[]>();
-  for (const job of jobs) {
-    if (!job.config) continue;
-    const claimed = claims.get(job.config.job_name);
-    if (claimed) claimed.push(job);
-    else claims.set(job.config.job_name, [job]);
-  }
-  for (const [name, claimed] of claims) {
-    if (claimed.length < 2) continue;
-    for (const job of claimed) {
-      const others = claimed.filter((other) => other !== job).map((other) => other.relative_path);
-      job.config_error = `job name "${name}" is already used by ${others.join(', ')}; set another job_name`;
-      job.config = null;
-    }
-  }
-}
-
-/**
  * Lists folders with a few listings always in flight (the file system, not the event loop,
  * sets the pace) and returns the job folders found.
  */
@@ -148,7 +129,7 @@ function findJobFolders(root: Folder, pacer: Pacer): Promise<Folder[]> {
 
 export async function discoverJobs(
   scanRoot: string,
-  options: { signal?: AbortSignal } = {},
+  options: { signal?: AbortSignal; history?: ClaimHistory } = {},
 ): Promise<DiscoveredJob[]> {
   const pacer = createPacer(options.signal);
   const found = await findJobFolders({ abs: resolve(scanRoot), rel: '.' }, pacer);
@@ -158,6 +139,6 @@ export async function discoverJobs(
     if (pacer.due()) await pacer.rest();
     jobs.push(await readJob(folder));
   }
-  flagDuplicates(jobs);
+  await settleNameClaims(jobs, options.history ?? NO_HISTORY);
   return jobs;
 }

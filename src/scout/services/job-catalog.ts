@@ -1,19 +1,47 @@
 import { logger } from '../../core/log.ts';
 import { type DiscoveredJob, discoverJobs } from '../jobs/discovery.ts';
+import { type ClaimHistory, NO_HISTORY } from '../jobs/name-claims.ts';
 
 const log = logger.child({ mod: 'scout/jobs' });
 
 /**
  * The jobs found under the scan root. The first search runs in the background at start-up
- * (`discovering` until it ends); cycles and job edits search again.
+ * (`discovering` until it ends); cycles and job edits search again. `history` says who keeps
+ * a job name claimed twice (src/scout/jobs/name-claims.ts); `onLostClaim` hears once of each
+ * folder refused for a name another folder keeps, and again only after the conflict was gone.
  */
-export function createJobCatalog(scanRoot: string) {
+export function createJobCatalog(
+  scanRoot: string,
+  options: {
+    history?: () => Promise<ClaimHistory>;
+    onLostClaim?: (job: DiscoveredJob) => void;
+  } = {},
+) {
   let jobs: DiscoveredJob[] = [];
   let discovering = true;
   let searching: Promise<DiscoveredJob[]> | null = null;
+  let toldLost = new Set<string>();
+
+  function tellLostClaims(found: DiscoveredJob[]): void {
+    const lost = new Set<string>();
+    for (const job of found) {
+      if (!job.lost_claim) continue;
+      const key = `${job.relative_path}\0${job.lost_claim.name}\0${job.lost_claim.kept_by}`;
+      lost.add(key);
+      if (!toldLost.has(key)) options.onLostClaim?.(job);
+    }
+    toldLost = lost;
+  }
+
+  async function search(): Promise<DiscoveredJob[]> {
+    const history = (await options.history?.()) ?? NO_HISTORY;
+    const found = await discoverJobs(scanRoot, { history });
+    tellLostClaims(found);
+    return found;
+  }
 
   function refresh(): Promise<DiscoveredJob[]> {
-    searching ??= discoverJobs(scanRoot)
+    searching ??= search()
       .then((found) => {
         jobs = found;
         return found;

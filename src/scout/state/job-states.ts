@@ -43,6 +43,13 @@ export function createJobStates(db: ScoutDb) {
       const rows = await db.select().from(jobStates);
       return new Map(rows.map((r) => [r.relativePath, r]));
     },
+    /** The job name each folder last ran under, by relative path. */
+    async names(): Promise<Map<string, string>> {
+      const rows = await db
+        .select({ relativePath: jobStates.relativePath, jobName: jobStates.jobName })
+        .from(jobStates);
+      return new Map(rows.map((r) => [r.relativePath, r.jobName]));
+    },
     staged(row: Row | undefined): StagedArchive | null {
       return row?.staged ? (JSON.parse(row.staged) as StagedArchive) : null;
     },
