@@ -55,6 +55,7 @@ export async function startStation(config: StationConfig): Promise<RunningRole> 
         ? { storedFree: async () => (await station.store.space?.())?.storedFree ?? null }
         : {}),
       lastVerification: () => station.verifier.last(),
+      refusedUploads: () => station.refusals.entries(),
     });
     app.route('/', metricsRoutes(metrics));
     app.use(`${BACKUP_ROOTS.uploads}/:uploadId/finalize`, metrics.countFinalize);

@@ -92,6 +92,7 @@ export async function finalize(deps: UploadDeps, token: StationTokenRow, uploadI
         takenAt: timestampMs(row.timestamp),
         unusual,
         missing: false,
+        lockedUntil: stored.lockedUntil ?? null,
       });
       await markStored(deps, row, stored.filename);
       const pruned = await applyRetention(deps, ref, stored.filename);
