@@ -19,7 +19,7 @@ import {
   ListObjectVersionsCommand,
   S3Client,
 } from '@aws-sdk/client-s3';
-import { onCeph } from '../helpers/ceph.ts';
+import { type CephS3, onCeph } from '../helpers/ceph.ts';
 import { adminClient } from '../helpers/http.ts';
 import { mintStationToken } from '../helpers/scout.ts';
 import { runBackupd, startServer } from '../helpers/server.ts';
@@ -30,15 +30,19 @@ const HOUR_MS = 60 * 60 * 1000;
 const wire = (ms: number) => new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
 const LOCK = { S3_OBJECT_LOCK: 'compliance', S3_OBJECT_LOCK_DAYS: '1' };
 
+/** An S3 client with the keys the Station uses. */
+const bucketClient = (s3: CephS3) =>
+  new S3Client({
+    endpoint: s3.endpoint,
+    region: s3.region,
+    forcePathStyle: true,
+    credentials: { accessKeyId: s3.accessKeyId, secretAccessKey: s3.secretAccessKey },
+  });
+
 onCeph('S3 Object Lock (Ceph)', (ceph) => {
   test('a bucket without object lock: the Station refuses to start, in one line', async () => {
     const s3 = await ceph();
-    const client = new S3Client({
-      endpoint: s3.endpoint,
-      region: s3.region,
-      forcePathStyle: true,
-      credentials: { accessKeyId: s3.accessKeyId, secretAccessKey: s3.secretAccessKey },
-    });
+    const client = bucketClient(s3);
     await client.send(new CreateBucketCommand({ Bucket: 'nolock' }));
     const run = await runBackupd(['station', 'serve'], {
       env: { ...s3.env('nolock'), ...LOCK, DATA_DIR: s3.dir, PORT: '0', HOST: '127.0.0.1' },
@@ -54,12 +58,7 @@ onCeph('S3 Object Lock (Ceph)', (ceph) => {
 
   test('each snapshot is locked until stored time + 1 day; retention skips it before and reports the bucket refusing after', async () => {
     const s3 = await ceph();
-    const client = new S3Client({
-      endpoint: s3.endpoint,
-      region: s3.region,
-      forcePathStyle: true,
-      credentials: { accessKeyId: s3.accessKeyId, secretAccessKey: s3.secretAccessKey },
-    });
+    const client = bucketClient(s3);
     const station = await startServer('station', { env: { ...s3.env('locked'), ...LOCK } });
     let offset = 0;
     const move = (ms: number) => {
