@@ -9,10 +9,14 @@ import { logger } from '../core/log.ts';
 import type { RunningRole } from '../core/server.ts';
 import { BACKUP_ROOTS } from '../shared/protocol/paths.ts';
 import { openStationStorage } from './db/open.ts';
+import { replicationMetrics } from './replication/replication-metrics.ts';
 import { credentialRoutes } from './routes/credentials.ts';
 import { drillRoutes } from './routes/drills.ts';
 import { healthRoutes } from './routes/health.ts';
 import { recoveryRoutes } from './routes/recovery.ts';
+import { replicaTokensConfined } from './routes/replica-token-guard.ts';
+import { replicationRoutes } from './routes/replication.ts';
+import { replicationSourceRoutes } from './routes/replication-source.ts';
 import { retentionRoutes } from './routes/retention.ts';
 import { settingsRoutes } from './routes/settings.ts';
 import { snapshotRoutes } from './routes/snapshots.ts';
@@ -25,8 +29,10 @@ import { createStationServices } from './services.ts';
 const log = logger.child({ mod: 'station' });
 const SWEEP_EVERY_MS = 60 * 60 * 1000;
 
-/** Downloads are not counted by the general API rate limit. */
-const isDownload = (method: string, path: string) => method === 'GET' && path.startsWith('/api/snapshots/');
+/** Downloads (an operator's, a replica's) are not counted by the general API rate limit. */
+const isDownload = (method: string, path: string) =>
+  method === 'GET' &&
+  (path.startsWith('/api/snapshots/') || path.startsWith('/api/replication/source/snapshots/'));
 
 export async function startStation(config: StationConfig): Promise<RunningRole> {
   const storage = await openStationStorage(config);
@@ -35,6 +41,7 @@ export async function startStation(config: StationConfig): Promise<RunningRole> 
     await core.accounts.ensureInitialAdmin(config.initialAdminPassword);
     const station = createStationServices(config, core, storage);
     await station.store.prepare();
+    if (storage.kind === 'pglite') await station.leases.releaseLeftovers();
     await station.tokens.ready();
     await reconcile({
       index: station.index,
@@ -46,6 +53,7 @@ export async function startStation(config: StationConfig): Promise<RunningRole> 
       rateLimitExempt: isDownload,
       allowedHosts: config.allowedHosts,
       trustProxy: config.trustProxy,
+      afterAuthentication: [replicaTokensConfined()],
     });
     app.route('/api', integrationRoutes(station.integrations));
     app.route('/', healthRoutes(station));
@@ -55,15 +63,29 @@ export async function startStation(config: StationConfig): Promise<RunningRole> 
         ? { storedFree: async () => (await station.store.space?.())?.storedFree ?? null }
         : {}),
       lastVerification: () => station.verifier.last(),
-      refusedUploads: () => station.refusals.entries(),
     });
-    app.route('/', metricsRoutes(metrics));
+    const replicated = replicationMetrics(metrics.registry, {
+      replication: station.replication,
+      pulls: station.replicationPulls,
+    });
+    app.route(
+      '/',
+      metricsRoutes({
+        registry: metrics.registry,
+        async refresh() {
+          await metrics.refresh();
+          await replicated.refresh();
+        },
+      }),
+    );
     app.use(`${BACKUP_ROOTS.uploads}/:uploadId/finalize`, metrics.countFinalize);
     app.route('/api', settingsRoutes(station));
     app.route('/api', snapshotRoutes(station));
     app.route('/api', retentionRoutes(station));
     app.route('/api/admin/uploads', uploadPauseRoutes(station.acceptance));
     app.route('/api/credentials', credentialRoutes(station));
+    app.route('/api/replication', replicationSourceRoutes(station, station.replicationPulls));
+    app.route('/api/replication', replicationRoutes(station));
     app.route(BACKUP_ROOTS.uploads, uploadRoutes(station));
     app.route(BACKUP_ROOTS.recovery, recoveryRoutes(station));
     app.route(BACKUP_ROOTS.drills, drillRoutes(station));
@@ -75,10 +97,12 @@ export async function startStation(config: StationConfig): Promise<RunningRole> 
         .catch((err: unknown) => log.error({ err }, 'upload sweep failed'));
     }, SWEEP_EVERY_MS);
     sweeper.unref();
+    await station.replication.start();
     return {
       app,
       async close() {
         clearInterval(sweeper);
+        await station.replication.stop();
         await storage.close();
       },
     };

@@ -4,6 +4,8 @@ import type { Core } from '../core/core.ts';
 import { createIntegrations } from '../core/integrations.ts';
 import { createUploadAcceptance } from '../core/settings/upload-acceptance.ts';
 import type { StationStorage } from './db/open.ts';
+import { createReplicationPulls } from './replication/pulls.ts';
+import { createReplication } from './replication/replication.ts';
 import { createJobRetention } from './retention/job-overrides.ts';
 import { createRetentionPreview } from './retention/preview.ts';
 import { createRefusalTally } from './retention/refusal-tally.ts';
@@ -41,6 +43,20 @@ export function createStationServices(config: StationConfig, core: Core, storage
     refusals.add(refused);
     if (refused.first) events.uploadsRefused(refused);
   });
+  const uploadSessions = createUploads({
+    db,
+    // PGlite lives in this one process: its uploads need no lease in the database.
+    ...(storage.kind === 'pglite' ? { lock: processLock() } : {}),
+    maxUploadBytes: config.maxUploadBytes,
+    tokens,
+    index,
+    store,
+    settings,
+    acceptance,
+    events: events.uploads,
+    jobRetention,
+    uploadRate,
+  });
   return {
     config,
     core,
@@ -72,19 +88,16 @@ export function createStationServices(config: StationConfig, core: Core, storage
       leases,
       onDone: events.verificationDone,
     }),
-    uploadSessions: createUploads({
+    uploadSessions,
+    replicationPulls: createReplicationPulls(db, clock),
+    replication: createReplication({
       db,
-      // PGlite lives in this one process: its uploads need no lease in the database.
-      ...(storage.kind === 'pglite' ? { lock: processLock() } : {}),
-      maxUploadBytes: config.maxUploadBytes,
-      tokens,
+      settingsStore: core.settings,
       index,
-      store,
-      settings,
-      acceptance,
-      events: events.uploads,
-      jobRetention,
-      uploadRate,
+      copies: uploadSessions.copies,
+      leases,
+      clock,
+      events: events.replication,
     }),
   };
 }

@@ -127,6 +127,16 @@ describe('station', () => {
 });
 
 describe('scout', () => {
+  test('replicate is a Station scope only: the Scout refuses to create such a token', async () => {
+    const reply = await scoutAdmin.post('/api/automation-tokens', { name: 'replica', scopes: ['replicate'] });
+    expectStatus(reply, 400, /replicate.*does not exist on the scout/);
+    const onStation = await stationAdmin.post('/api/automation-tokens', {
+      name: 'replica',
+      scopes: ['replicate'],
+    });
+    expectStatus(onStation, 201);
+  });
+
   test('read: status without settings; settings routes are forbidden', async () => {
     const token = scoutTokens.read;
     const status = await scoutAdmin.get('/api/status', { token });

@@ -13,6 +13,7 @@ import { type JobHealth, jobHealth, MISSING_RULE, STALE_RULE, UNUSUAL_RULE } fro
 import { InstanceDeleteDialog } from './instance-delete.tsx';
 import { JobRow } from './job-row.tsx';
 import { RecoveryTokenDialog } from './recovery-token-dialog.tsx';
+import { ReplicaCard, ReplicasCard } from './replication-card.tsx';
 import type { InstanceRef } from './restore-dialog.tsx';
 import { StorageCard } from './storage-card.tsx';
 import type { Instance, Job, Overview, Scout } from './types.ts';
@@ -112,6 +113,8 @@ export function OverviewPage() {
       {poll.data?.storage ? (
         <StorageCard storage={poll.data.storage} isAdmin={user.is_admin} onChanged={poll.reload} />
       ) : null}
+      <ReplicaCard refreshMs={REFRESH_MS} isAdmin={user.is_admin} />
+      <ReplicasCard refreshMs={REFRESH_MS} />
       {poll.data && all.length === 0 ? (
         <section class="card">
           <h2>No snapshots yet</h2>

@@ -1,5 +1,15 @@
-export const SCOPES = ['read', 'backup', 'restore', 'manage'] as const;
+export const SCOPES = ['read', 'backup', 'restore', 'manage', 'replicate'] as const;
 export type Scope = (typeof SCOPES)[number];
+
+/**
+ * The scopes a role's automation tokens may carry. `replicate` is the Station's alone: a
+ * replica Station's token that lists and downloads every snapshot and reaches nothing else
+ * (src/station/routes/replication-source.ts).
+ */
+export const ROLE_SCOPES: Record<'station' | 'scout', readonly Scope[]> = {
+  station: SCOPES,
+  scout: ['read', 'backup', 'restore', 'manage'],
+};
 
 export interface UserRow {
   id: string;

@@ -1,4 +1,4 @@
-import { Hono } from 'hono';
+import { Hono, type MiddlewareHandler } from 'hono';
 import type { Core } from '../core.ts';
 import { authenticate } from './access.ts';
 import type { AppEnv } from './app-env.ts';
@@ -21,6 +21,8 @@ export interface CoreAppOptions {
   allowedHosts?: AllowedHost[] | undefined;
   /** `TRUST_PROXY`: proxy addresses/ranges whose `X-Forwarded-For` the rate limits believe. */
   trustProxy?: readonly string[];
+  /** Guards run on every `/api` request right after authentication (before any route). */
+  afterAuthentication?: MiddlewareHandler<AppEnv>[];
 }
 
 /**
@@ -46,6 +48,7 @@ export function createCoreApp(core: Core, options: CoreAppOptions = {}): Hono<Ap
   app.use('/api/*', apiRateLimit(options.rateLimitExempt ?? (() => false)));
   app.use('/api/*', sameOriginWrites());
   app.use('/api/*', authenticate());
+  for (const guard of options.afterAuthentication ?? []) app.use('/api/*', guard);
   app.route('/api/session', sessionRoutes());
   app.route('/api/users', userRoutes());
   app.route('/api/automation-tokens', automationTokenRoutes());

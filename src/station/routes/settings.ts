@@ -4,6 +4,7 @@ import { forbidden } from '../../core/errors.ts';
 import { adminOnly, maySeeSettings, signedIn } from '../../core/http/access.ts';
 import type { AppEnv } from '../../core/http/app-env.ts';
 import { readJson, readQuery } from '../../core/http/json-body.ts';
+import { ReplicationSettingsInput } from '../replication/replication-settings.ts';
 import { StationSettingsInput } from '../services/station-settings.ts';
 import type { StationServices } from '../services.ts';
 
@@ -16,6 +17,22 @@ const OverviewQuery = z.object({
     .transform((value) => value || undefined),
 });
 
+/** `POST /api/settings` takes the Station's settings and the replica's (replication_*) in one body. */
+const SettingsBody = StationSettingsInput.extend(ReplicationSettingsInput.shape);
+
+function split(body: z.infer<typeof SettingsBody>) {
+  const own: Record<string, unknown> = {};
+  const replication: Record<string, unknown> = {};
+  for (const [name, value] of Object.entries(body)) {
+    if (name.startsWith('replication_')) replication[name] = value;
+    else own[name] = value;
+  }
+  return {
+    own: own as z.infer<typeof StationSettingsInput>,
+    replication: replication as ReplicationSettingsInput,
+  };
+}
+
 export function settingsRoutes(station: StationServices) {
   const app = new Hono<AppEnv>();
 
@@ -27,7 +44,7 @@ export function settingsRoutes(station: StationServices) {
     }
     const body: Record<string, unknown> = {};
     if ((section === undefined || section === 'settings') && mayReadSettings) {
-      body.settings = await station.settings.read();
+      body.settings = { ...(await station.settings.read()), ...(await station.replication.settings.read()) };
     }
     if (section === undefined || section === 'storage') {
       const info = await station.store.health();
@@ -47,8 +64,10 @@ export function settingsRoutes(station: StationServices) {
   });
 
   app.post('/settings', adminOnly('manage'), async (c) => {
-    const input = await readJson(c, StationSettingsInput);
-    return c.json({ settings: await station.settings.replace(input) });
+    const { own, replication } = split(await readJson(c, SettingsBody));
+    const saved = await station.replication.settings.update(replication);
+    await station.replication.reschedule();
+    return c.json({ settings: { ...(await station.settings.replace(own)), ...saved } });
   });
 
   return app;

@@ -75,6 +75,25 @@ export function createLeases(
     return (await take(name, ttlMs)) !== null;
   }
 
+  /**
+   * A holder on this machine whose process is gone (SIGKILL, a crash) cannot renew its lease:
+   * its lease is freed at once instead of after its time-to-live.
+   */
+  async function freeIfDead(name: string): Promise<boolean> {
+    const current = await holderOf(name);
+    const [host, pid] = current?.split(':') ?? [];
+    if (!current || host !== hostname() || !pid || Number(pid) === process.pid) return false;
+    try {
+      process.kill(Number(pid), 0);
+      return false;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'ESRCH') return false;
+    }
+    log.info({ lease: name, holder: current }, 'freeing the lease of a process that is gone');
+    await db.delete(leases).where(and(eq(leases.name, name), eq(leases.holder, current)));
+    return true;
+  }
+
   async function holderOf(name: string): Promise<string | null> {
     const [row] = await db
       .select({ holder: leases.holder })
@@ -88,6 +107,14 @@ export function createLeases(
     take,
     acquire,
     holderOf,
+    freeIfDead,
+    /**
+     * Start-up with PGlite: the database belongs to this one process (the data-dir lock), so a
+     * lease left in it was held by a process that died (SIGKILL) and is free now.
+     */
+    async releaseLeftovers(): Promise<void> {
+      await db.delete(leases);
+    },
 
     /**
      * Runs `job` under the lease `name` when this Station can take it (renewing it every
@@ -98,7 +125,8 @@ export function createLeases(
       job: () => Promise<T>,
       ttlMs = DEFAULT_LEASE_MS,
     ): Promise<LeaseOutcome<T>> {
-      const lease = await take(name, ttlMs);
+      let lease = await take(name, ttlMs);
+      if (!lease && (await freeIfDead(name))) lease = await take(name, ttlMs);
       if (!lease) return { ran: false, holder: (await holderOf(name)) ?? 'another Station' };
       const renewer = setInterval(() => {
         lease

@@ -1,4 +1,3 @@
-import { clock } from '../../core/clock.ts';
 import { conflict, notFound } from '../../core/errors.ts';
 import { checkComponent, checkFilename } from '../storage/keys.ts';
 import type { SnapshotKey, SnapshotStorage } from '../storage/storage.ts';
@@ -148,10 +147,10 @@ export function createSnapshots(deps: { index: SnapshotIndex; store: SnapshotSto
         else missing += 1;
       }
       if (!known && rows.length === 0) throw notFound(`no instance ${scoutId}/${instanceId}`);
-      const guarded = rows.filter((row) => row.protected || (row.lockedUntil ?? 0) > clock.now()).length;
+      const guarded = rows.filter((row) => row.protected).length;
       if (guarded > 0)
         throw conflict(
-          `${guarded} snapshots of ${scoutId}/${instanceId} are protected or under object lock; unprotect them (or wait for the lock) first`,
+          `${guarded} snapshots of ${scoutId}/${instanceId} are protected; unprotect them first`,
           'protected',
         );
       if (missing > 0 && !cleanupMissing) {

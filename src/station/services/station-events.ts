@@ -1,5 +1,6 @@
 import type { Integrations } from '../../core/integrations.ts';
 import { logger } from '../../core/log.ts';
+import type { LagEvents } from '../replication/replication.ts';
 import type { UploadRefused } from '../retention/upload-rate.ts';
 import type { UploadEvents, UploadFacts } from '../uploads/index.ts';
 import type { VerificationResult } from './verify.ts';
@@ -50,8 +51,46 @@ export function createStationEvents(integrations: Integrations) {
     },
   };
 
+  const replication: LagEvents = {
+    failed(facts) {
+      void hooks
+        .post({ event: 'replication_failed', ...facts })
+        .catch((err: unknown) => log.warn({ err }, 'post hook failed'));
+      notifier.notify({
+        event: 'replication_failed',
+        source: 'replication',
+        title: 'Replication from the primary failed',
+        summary: `replication run failed: ${facts.error}`,
+        priority: 'high',
+        tags: ['x', 'backup'],
+        error: facts.error,
+        failed: facts.failed,
+      });
+    },
+    copied(facts) {
+      void hooks
+        .post({ event: 'replication_copied', ...facts })
+        .catch((err: unknown) => log.warn({ err }, 'post hook failed'));
+    },
+    lagging(job) {
+      void hooks
+        .post({ event: 'replication_lagging', ...job })
+        .catch((err: unknown) => log.warn({ err }, 'post hook failed'));
+      notifier.notify({
+        event: 'replication_lagging',
+        source: 'replication',
+        title: `Replica behind for ${job.job_name} on ${job.scout_id}`,
+        summary: `the replica's newest copy of ${job.job_name} (${job.scout_id}/${job.scout_instance_id}) is ${Math.round(job.lag_seconds / 3600)} hours behind the primary`,
+        priority: 'high',
+        tags: ['warning', 'backup'],
+        ...stringFacts(job),
+      });
+    },
+  };
+
   return {
     uploads,
+    replication,
     verificationDone(result: VerificationResult) {
       if (result.status !== 'failed') return;
       notifier.notify({

@@ -10,7 +10,6 @@ import {
   HeadObjectCommand,
   type S3Client,
 } from '@aws-sdk/client-s3';
-import { clock } from '../../core/clock.ts';
 import { AppError, conflict, notFound } from '../../core/errors.ts';
 import type { S3Config } from '../../core/s3-config.ts';
 import { checkFilename } from './keys.ts';
@@ -28,7 +27,6 @@ import {
   stagedBytesOf,
   tailFolder,
 } from './s3-multipart.ts';
-import { objectLock } from './s3-object-lock.ts';
 import type {
   SnapshotKey,
   SnapshotStorage,
@@ -50,15 +48,6 @@ export function createS3Store(config: S3Config, client: S3Client = s3Client(conf
   const Bucket = config.bucket;
   const keys = s3Keys(config.prefix);
   const where = { bucket: Bucket, prefix: config.prefix };
-  const lock = config.objectLock ? objectLock(client, Bucket, config.objectLock) : null;
-
-  /** The stored object as a snapshot, its version locked when S3_OBJECT_LOCK asks for it. */
-  async function stored(key: string): Promise<StoredFile> {
-    const stats = await head(key);
-    if (!stats) throw new AppError(500, `the completed object ${key} is not in the bucket`);
-    const lockedUntil = lock ? await lock.retain(key, clock.now()) : undefined;
-    return { ...storedAs(key, stats), ...(lockedUntil ? { lockedUntil } : {}) };
-  }
 
   async function head(key: string): Promise<{ sizeBytes: number; mtimeMs: number } | null> {
     try {
@@ -131,28 +120,17 @@ export function createS3Store(config: S3Config, client: S3Client = s3Client(conf
     kind: 's3',
 
     async prepare() {
-      let exists = true;
       try {
         await client.send(new HeadBucketCommand({ Bucket }));
+        return;
       } catch (error) {
         if (!isMissing(error)) throw unavailableStore(`HEAD bucket ${Bucket}`, error);
-        exists = false;
-      }
-      if (exists) {
-        await lock?.check();
-        return;
       }
       const location =
         config.endpoint === undefined && config.region !== 'us-east-1'
           ? { CreateBucketConfiguration: { LocationConstraint: config.region as never } }
           : {};
-      await client.send(
-        new CreateBucketCommand({
-          Bucket,
-          ...location,
-          ...(lock ? { ObjectLockEnabledForBucket: true } : {}),
-        }),
-      );
+      await client.send(new CreateBucketCommand({ Bucket, ...location }));
     },
 
     async health(): Promise<StorageHealth> {
@@ -209,7 +187,9 @@ export function createS3Store(config: S3Config, client: S3Client = s3Client(conf
       const state = parseState(upload.state);
       await completeMultipart(state, upload.sizeBytes);
       // Ceph answers CompleteMultipartUpload with an empty ETag; HEAD has the object as stored.
-      return stored(state.key);
+      const stats = await head(state.key);
+      if (!stats) throw new AppError(500, `the completed object ${state.key} is not in the bucket`);
+      return storedAs(state.key, stats);
     },
 
     listStaging: () => stagingAreas(client, Bucket, keys),
@@ -240,8 +220,7 @@ export function createS3Store(config: S3Config, client: S3Client = s3Client(conf
     async remove(key) {
       const Key = keys.keyOf(key);
       if ((await head(Key)) === null) return false;
-      if (lock) await lock.removeVersions(Key);
-      else await client.send(new DeleteObjectCommand({ Bucket, Key }));
+      await client.send(new DeleteObjectCommand({ Bucket, Key }));
       return true;
     },
 
@@ -272,7 +251,9 @@ export function createS3Store(config: S3Config, client: S3Client = s3Client(conf
         await abort(Key, opened.multipartId).catch(() => undefined);
         throw error;
       }
-      return stored(Key);
+      const stats = await head(Key);
+      if (!stats) throw new AppError(500, `the completed object ${Key} is not in the bucket`);
+      return storedAs(Key, stats);
     },
   };
 }

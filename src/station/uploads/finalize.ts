@@ -2,12 +2,10 @@ import { eq } from 'drizzle-orm';
 import { conflict } from '../../core/errors.ts';
 import { logger } from '../../core/log.ts';
 import { uploadSessions } from '../db/station-tables.ts';
-import { unusualReason } from '../services/snapshot-index.ts';
-import { timestampMs } from '../services/snapshot-time.ts';
 import type { StationTokenRow } from '../services/station-tokens.ts';
-import { applyRetention } from './retention.ts';
-import { markStored, sessionOf, stagedUploadOf } from './sessions.ts';
-import { jobOf, type SessionRow, type UploadDeps } from './types.ts';
+import { registerStaged } from './register.ts';
+import { sessionOf, stagedUploadOf } from './sessions.ts';
+import type { SessionRow, UploadDeps } from './types.ts';
 
 const log = logger.child({ mod: 'station/uploads' });
 
@@ -62,7 +60,6 @@ export async function finalize(deps: UploadDeps, token: StationTokenRow, uploadI
         });
       }
       const sha = await deps.store.stagedSha256(upload);
-      const ref = jobOf(row);
       const facts = {
         scout_id: row.scoutId,
         scout_instance_id: row.scoutInstanceId,
@@ -72,43 +69,19 @@ export async function finalize(deps: UploadDeps, token: StationTokenRow, uploadI
       };
       await hold.confirm();
       if (sha !== row.archiveSha256) throw await discard(deps, row, facts);
-      const previous = await deps.index.newest(ref);
       await deps.events?.beforeStore(facts);
       await hold.confirm();
-      const stored = await deps.store.complete(upload);
-      const now = deps.clock.now();
-      const unusual = unusualReason({ sizeBytes: size, keyFingerprint: row.keyFingerprint }, previous);
-      await deps.index.insert({
-        scoutId: row.scoutId,
-        scoutInstanceId: row.scoutInstanceId,
-        jobName: row.jobName,
-        filename: stored.filename,
-        sizeBytes: size,
-        sha256: sha,
-        fingerprint: row.fingerprint,
-        keyFingerprint: row.keyFingerprint,
-        mtime: stored.mtimeMs || now,
-        storedAt: now,
-        takenAt: timestampMs(row.timestamp),
-        unusual,
-        missing: false,
-        lockedUntil: stored.lockedUntil ?? null,
-      });
-      await markStored(deps, row, stored.filename);
-      const pruned = await applyRetention(deps, ref, stored.filename);
-      log.info(
-        { stored_as: stored.filename, bytes: size, pruned: pruned.length, unusual },
-        'snapshot stored',
-      );
+      const { filename, unusual, pruned } = await registerStaged(deps, row, sha);
+      log.info({ stored_as: filename, bytes: size, pruned: pruned.length, unusual }, 'snapshot stored');
       deps.events?.stored({
         ...facts,
-        filename: stored.filename,
+        filename,
         unusual: unusual ?? '',
         pruned: pruned.length,
       });
       return {
         status: 'stored',
-        stored_as: stored.filename,
+        stored_as: filename,
         pruned,
         duplicate: false,
         ...(unusual ? { unusual: true, unusual_reason: unusual } : {}),

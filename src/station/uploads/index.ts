@@ -2,6 +2,7 @@ import type { Readable } from 'node:stream';
 import { clock as stationClock } from '../../core/clock.ts';
 import type { StationTokenRow } from '../services/station-tokens.ts';
 import { chunk } from './chunk.ts';
+import { createCopyIn } from './copy-in.ts';
 import { finalize } from './finalize.ts';
 import { initiate } from './initiate.ts';
 import { applyRetention } from './retention.ts';
@@ -9,6 +10,7 @@ import { abortOrphans, createSweeper } from './sweep.ts';
 import type { InitiateBody, JobOf, UploadDeps } from './types.ts';
 import { leaseLock } from './upload-lock.ts';
 
+export type { CopyIn, CopySource } from './copy-in.ts';
 export type { InitiateBody, UploadEvents, UploadFacts } from './types.ts';
 export { ABANDONED_AFTER_MS, RESERVATION_IDLE_MS } from './types.ts';
 export { leaseLock, processLock } from './upload-lock.ts';
@@ -34,6 +36,8 @@ export function createUploads(
     applyRetention: (ref: JobOf, protect: string) => applyRetention(deps, ref, protect),
     /** Start-up: staging areas of no live session go; sessions lose nothing they had. */
     reconcileStaging: () => abortOrphans(deps, true),
+    /** Copies of another Station's snapshots (src/station/replication/). */
+    copies: createCopyIn(deps),
   };
 }
 

@@ -4,7 +4,7 @@ import type { Page } from '../shell.tsx';
 import { AccountPage } from './account-page.tsx';
 import { AccountsPage } from './accounts-page.tsx';
 import { SettingsPage } from './settings-page.tsx';
-import { TokensPage } from './tokens-page.tsx';
+import { type ExtraScope, TokensPage } from './tokens-page.tsx';
 
 /**
  * The pages both apps share: Settings (the app's own settings from `ownSettings`, then
@@ -12,11 +12,11 @@ import { TokensPage } from './tokens-page.tsx';
  * Accounts (all of them for an admin, one's own otherwise), automation Tokens (admins) and
  * the signed-in Account (own password, signing out everywhere).
  */
-export function commonPages(ownSettings?: () => ComponentChildren): Page[] {
+export function commonPages(ownSettings?: () => ComponentChildren, extraScopes: ExtraScope[] = []): Page[] {
   return [
     { path: '/settings', label: 'Settings', render: () => h(SettingsPage, { own: ownSettings }) },
     { path: '/accounts', label: 'Accounts', render: () => h(AccountsPage, null) },
-    { path: '/tokens', label: 'Tokens', adminOnly: true, render: () => h(TokensPage, null) },
+    { path: '/tokens', label: 'Tokens', adminOnly: true, render: () => h(TokensPage, { extraScopes }) },
     { path: '/account', label: 'Account', render: () => h(AccountPage, null) },
   ];
 }

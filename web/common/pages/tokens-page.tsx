@@ -13,7 +13,13 @@ const SCOPES = [
     name: 'manage',
     text: 'every other management call and secret (settings, hooks, certificates, notifications, deletion); never accounts, sessions or automation tokens',
   },
-] as const;
+];
+
+/** A scope one app adds (the Station's `replicate`). */
+export interface ExtraScope {
+  name: string;
+  text: string;
+}
 
 interface TokenMeta {
   id: string;
@@ -26,7 +32,7 @@ interface TokenMeta {
 }
 
 /** Automation tokens of the signed-in admin: create (secret shown once), list, revoke. */
-export function TokensPage() {
+export function TokensPage({ extraScopes = [] }: { extraScopes?: ExtraScope[] }) {
   const tokens = usePoll(() => api.get<{ tokens: TokenMeta[] }>('/api/automation-tokens'), null);
   const [revoking, setRevoking] = useState<TokenMeta | null>(null);
   const list = tokens.data?.tokens ?? [];
@@ -38,7 +44,7 @@ export function TokensPage() {
         acts for you with only its scopes, and stops working when it expires, is revoked, or you lose admin
         access.
       </p>
-      <CreateToken onCreated={() => void tokens.reload()} />
+      <CreateToken scopes={[...SCOPES, ...extraScopes]} onCreated={() => void tokens.reload()} />
       <Section title="Your tokens">
         <ErrorText error={tokens.error} />
         {tokens.data && list.length === 0 ? <p class="muted">No automation tokens yet.</p> : null}
@@ -122,7 +128,7 @@ export function TokensPage() {
   );
 }
 
-function CreateToken({ onCreated }: { onCreated: () => void }) {
+function CreateToken({ scopes: choices, onCreated }: { scopes: ExtraScope[]; onCreated: () => void }) {
   const [name, setName] = useState('');
   const [scopes, setScopes] = useState<string[]>([]);
   const [ttl, setTtl] = useState('90');
@@ -137,7 +143,7 @@ function CreateToken({ onCreated }: { onCreated: () => void }) {
           setCreated(null);
           const body: { name: string; scopes: string[]; ttl_days?: number } = {
             name,
-            scopes: SCOPES.map((s) => s.name).filter((s) => scopes.includes(s)),
+            scopes: choices.map((s) => s.name).filter((s) => scopes.includes(s)),
           };
           if (ttl.trim() !== '') body.ttl_days = Number(ttl);
           const reply = await action.run(() =>
@@ -175,7 +181,7 @@ function CreateToken({ onCreated }: { onCreated: () => void }) {
         </div>
         <fieldset class="choices">
           <legend>Scopes</legend>
-          {SCOPES.map((scope) => (
+          {choices.map((scope) => (
             <label key={scope.name} class="check">
               <input
                 type="checkbox"

@@ -1,7 +1,8 @@
 import { Hono } from 'hono';
 import { z } from 'zod';
 import { DEFAULT_TOKEN_TTL_DAYS } from '../../auth/automation-tokens.ts';
-import { SCOPES } from '../../auth/types.ts';
+import { ROLE_SCOPES, SCOPES } from '../../auth/types.ts';
+import { badRequest } from '../../errors.ts';
 import { adminOnly, currentUser } from '../access.ts';
 import type { AppEnv } from '../app-env.ts';
 import { readJson } from '../json-body.ts';
@@ -19,8 +20,11 @@ export function automationTokenRoutes() {
 
   app.post('/', async (c) => {
     const body = await readJson(c, CreateToken);
+    const core = c.get('core');
+    const refused = body.scopes.find((scope) => !ROLE_SCOPES[core.role].includes(scope));
+    if (refused) throw badRequest(`scope "${refused}" does not exist on the ${core.role}`);
     const owner = currentUser(c);
-    return c.json(await c.get('core').tokens.create(owner, body), 201);
+    return c.json(await core.tokens.create(owner, body), 201);
   });
 
   app.get('/', async (c) => {

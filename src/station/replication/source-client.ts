@@ -1,0 +1,69 @@
+import { Readable } from 'node:stream';
+import type { ReadableStream as WebReadableStream } from 'node:stream/web';
+import { AppError } from '../../core/errors.ts';
+import { SOURCE_PATHS, SourceListing, type SourceSnapshot } from './source-listing.ts';
+
+const LIST_TIMEOUT_MS = 120_000;
+
+/** Why the primary refused, in one line (its `detail`), never the token. */
+async function refusal(answer: Response, what: string): Promise<AppError> {
+  let detail = '';
+  try {
+    const body = (await answer.json()) as { detail?: unknown };
+    detail = typeof body.detail === 'string' ? `: ${body.detail}` : '';
+  } catch {
+    // not JSON: the status says enough
+  }
+  const hint =
+    answer.status === 401 || answer.status === 403
+      ? ' (check replication_token: an automation token of the primary with the "replicate" scope)'
+      : '';
+  return new AppError(502, `the primary answered ${answer.status} to ${what}${detail}${hint}`);
+}
+
+function unreachable(url: string, error: unknown): AppError {
+  const cause = (error as { cause?: { message?: string } }).cause?.message ?? (error as Error).message;
+  return new AppError(502, `the primary at ${url} cannot be reached: ${cause}`);
+}
+
+/** Talks to the primary Station with the replica's `replicate` token. */
+export function createSourceClient(base: string, token: string, signal?: AbortSignal) {
+  const headers = { authorization: `Bearer ${token}` };
+  return {
+    async list(): Promise<SourceListing> {
+      let answer: Response;
+      try {
+        answer = await fetch(`${base}${SOURCE_PATHS.listing}`, {
+          headers,
+          signal: AbortSignal.any([AbortSignal.timeout(LIST_TIMEOUT_MS), ...(signal ? [signal] : [])]),
+        });
+      } catch (error) {
+        throw unreachable(base, error);
+      }
+      if (!answer.ok) throw await refusal(answer, 'the snapshot listing');
+      const parsed = SourceListing.safeParse(await answer.json());
+      if (!parsed.success)
+        throw new AppError(502, "the primary's snapshot listing is not in the expected form");
+      return parsed.data;
+    },
+
+    /** The bytes [start, end] of a snapshot, as they arrive. */
+    async piece(snapshot: SourceSnapshot, start: number, end: number): Promise<Readable> {
+      let answer: Response;
+      try {
+        answer = await fetch(`${base}${SOURCE_PATHS.snapshot(snapshot)}`, {
+          headers: { ...headers, range: `bytes=${start}-${end}` },
+          ...(signal ? { signal } : {}),
+        });
+      } catch (error) {
+        throw unreachable(base, error);
+      }
+      if (answer.status !== 206 && !(answer.status === 200 && start === 0 && end === snapshot.size_bytes - 1))
+        throw await refusal(answer, `the download of ${snapshot.filename}`);
+      if (!answer.body) throw new AppError(502, `the primary sent no bytes of ${snapshot.filename}`);
+      return Readable.fromWeb(answer.body as WebReadableStream<Uint8Array>);
+    },
+  };
+}
+
+export type SourceClient = ReturnType<typeof createSourceClient>;

@@ -1,0 +1,47 @@
+import { unusualReason } from '../services/snapshot-index.ts';
+import { timestampMs } from '../services/snapshot-time.ts';
+import { applyRetention } from './retention.ts';
+import { markStored, stagedUploadOf } from './sessions.ts';
+import { jobOf, type SessionRow, type UploadDeps } from './types.ts';
+
+/**
+ * Makes a complete, checked staging area a stored snapshot: moves it into place under its
+ * reserved name, indexes it (unusual next to the job's previous snapshot or not), marks the
+ * session stored and applies the job's retention. The one way a snapshot enters the index
+ * after its bytes arrived: an upload's finalize (finalize.ts) and a replicated copy
+ * (copy-in.ts) both end here. `storedAt` is when the snapshot was first stored (a copy keeps
+ * the primary's time, so calendar retention sees the history as it was).
+ */
+export async function registerStaged(
+  deps: UploadDeps,
+  row: SessionRow,
+  sha256: string,
+  storedAt?: number,
+): Promise<{ filename: string; unusual: string | null; pruned: string[] }> {
+  const ref = jobOf(row);
+  const previous = await deps.index.newest(ref);
+  const stored = await deps.store.complete(stagedUploadOf(row));
+  const now = deps.clock.now();
+  const unusual = unusualReason(
+    { sizeBytes: row.archiveSizeBytes, keyFingerprint: row.keyFingerprint },
+    previous,
+  );
+  await deps.index.insert({
+    scoutId: row.scoutId,
+    scoutInstanceId: row.scoutInstanceId,
+    jobName: row.jobName,
+    filename: stored.filename,
+    sizeBytes: row.archiveSizeBytes,
+    sha256,
+    fingerprint: row.fingerprint,
+    keyFingerprint: row.keyFingerprint,
+    mtime: stored.mtimeMs || now,
+    storedAt: storedAt ?? now,
+    takenAt: timestampMs(row.timestamp),
+    unusual,
+    missing: false,
+  });
+  await markStored(deps, row, stored.filename);
+  const pruned = await applyRetention(deps, ref, stored.filename);
+  return { filename: stored.filename, unusual, pruned };
+}
