@@ -12,6 +12,33 @@ export interface S3Config {
   forcePathStyle: boolean;
   /** undefined: the SDK's default chain (instance role, shared config). */
   credentials: { accessKeyId: string; secretAccessKey: string } | undefined;
+  /** `S3_OBJECT_LOCK` + `S3_OBJECT_LOCK_DAYS`: every stored snapshot's retention; undefined = off. */
+  objectLock?: ObjectLock | undefined;
+}
+
+export interface ObjectLock {
+  mode: 'GOVERNANCE' | 'COMPLIANCE';
+  days: number;
+}
+
+/** S3_OBJECT_LOCK=governance|compliance with S3_OBJECT_LOCK_DAYS (1–36500); undefined when unset. */
+function parseObjectLock(env: Env, fail: (message: string) => Error): ObjectLock | undefined {
+  const mode = nonEmpty(env.S3_OBJECT_LOCK)?.toLowerCase();
+  const days = nonEmpty(env.S3_OBJECT_LOCK_DAYS);
+  if (mode === undefined) {
+    if (days !== undefined)
+      throw fail('S3_OBJECT_LOCK_DAYS is set but S3_OBJECT_LOCK is not (governance or compliance)');
+    return undefined;
+  }
+  if (mode !== 'governance' && mode !== 'compliance') {
+    throw fail(`S3_OBJECT_LOCK must be governance or compliance, got "${mode}"`);
+  }
+  if (days === undefined || !/^\d{1,5}$/.test(days) || Number(days) < 1 || Number(days) > 36_500) {
+    throw fail(
+      `S3_OBJECT_LOCK_DAYS must be a whole number of days from 1 to 36500 with S3_OBJECT_LOCK, got "${days ?? ''}"`,
+    );
+  }
+  return { mode: mode === 'governance' ? 'GOVERNANCE' : 'COMPLIANCE', days: Number(days) };
 }
 
 type Env = Record<string, string | undefined>;
@@ -27,7 +54,11 @@ function nonEmpty(value: string | undefined): string | undefined {
 /** Parses the S3 settings; undefined when `STORAGE_URL` is unset. Throws `fail(message)`. */
 export function parseS3Config(env: Env, fail: (message: string) => Error): S3Config | undefined {
   const url = nonEmpty(env.STORAGE_URL);
-  if (url === undefined) return undefined;
+  const objectLock = parseObjectLock(env, fail);
+  if (url === undefined) {
+    if (objectLock) throw fail('S3_OBJECT_LOCK needs a bucket: set STORAGE_URL=s3://BUCKET');
+    return undefined;
+  }
   const match = /^s3:\/\/([^/]+)(?:\/(.*))?$/.exec(url);
   if (!match) throw fail(`STORAGE_URL must look like s3://BUCKET or s3://BUCKET/PREFIX, got "${url}"`);
   const bucket = match[1] ?? '';
@@ -67,6 +98,7 @@ export function parseS3Config(env: Env, fail: (message: string) => Error): S3Con
     forcePathStyle:
       pathStyle === undefined ? endpoint !== undefined : pathStyle === 'true' || pathStyle === '1',
     credentials,
+    objectLock,
   };
 }
 

@@ -63,6 +63,7 @@ export async function startStation(config: StationConfig): Promise<RunningRole> 
         ? { storedFree: async () => (await station.store.space?.())?.storedFree ?? null }
         : {}),
       lastVerification: () => station.verifier.last(),
+      refusedUploads: () => station.refusals.entries(),
     });
     const replicated = replicationMetrics(metrics.registry, {
       replication: station.replication,

@@ -10,6 +10,37 @@ describe('STORAGE_URL and the S3 variables', () => {
     assert.equal(loadStationConfig({}, {}).s3, undefined);
   });
 
+  test('S3_OBJECT_LOCK with S3_OBJECT_LOCK_DAYS; each wrong use is one ConfigError naming it', () => {
+    const url = { STORAGE_URL: 's3://locked' };
+    assert.equal(loadStationConfig({}, url).s3?.objectLock, undefined);
+    assert.deepEqual(
+      loadStationConfig({}, { ...url, S3_OBJECT_LOCK: 'Compliance', S3_OBJECT_LOCK_DAYS: '30' }).s3
+        ?.objectLock,
+      { mode: 'COMPLIANCE', days: 30 },
+    );
+    assert.equal(
+      loadStationConfig({}, { ...url, S3_OBJECT_LOCK: 'governance', S3_OBJECT_LOCK_DAYS: '1' }).s3?.objectLock
+        ?.mode,
+      'GOVERNANCE',
+    );
+    for (const [env, message] of [
+      [
+        { ...url, S3_OBJECT_LOCK: 'forever', S3_OBJECT_LOCK_DAYS: '1' },
+        /S3_OBJECT_LOCK must be governance or compliance/,
+      ],
+      [{ ...url, S3_OBJECT_LOCK: 'compliance' }, /S3_OBJECT_LOCK_DAYS must be/],
+      [{ ...url, S3_OBJECT_LOCK: 'compliance', S3_OBJECT_LOCK_DAYS: '0' }, /S3_OBJECT_LOCK_DAYS must be/],
+      [{ ...url, S3_OBJECT_LOCK: 'compliance', S3_OBJECT_LOCK_DAYS: '1.5' }, /S3_OBJECT_LOCK_DAYS must be/],
+      [{ ...url, S3_OBJECT_LOCK_DAYS: '3' }, /S3_OBJECT_LOCK is not/],
+      [{ S3_OBJECT_LOCK: 'compliance', S3_OBJECT_LOCK_DAYS: '3' }, /S3_OBJECT_LOCK needs a bucket/],
+    ] as const) {
+      assert.throws(
+        () => loadStationConfig({}, env),
+        (error: Error) => error instanceof ConfigError && message.test(error.message),
+      );
+    }
+  });
+
   test('a bucket with a prefix behind an endpoint: path style by default', () => {
     const { s3 } = loadStationConfig(
       {},

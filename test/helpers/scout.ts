@@ -47,6 +47,8 @@ export interface JobState {
   last_success_at: string | null;
   last_stored_as: string | null;
   staged: boolean;
+  /** Entries left out of the last snapshot (unreadable, vanished, special files), or null. */
+  last_skipped: { count: number; paths: string[] } | null;
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

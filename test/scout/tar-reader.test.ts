@@ -236,4 +236,32 @@ describe('tar reader', () => {
       );
     }
   });
+
+  test('names are bytes: a Latin-1 pax path, link targets and xattr names come back exactly', {
+    skip: skipUnlessPrograms(['tar', 'setfattr']),
+  }, async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'tar-reader-'));
+    dirs.push(dir);
+    const latin1 = Buffer.from('caf\xe9-\xff.txt', 'latin1');
+    await writeFile(Buffer.concat([Buffer.from(`${dir}/`), latin1]), 'bytes');
+    execFileSync(
+      'sh',
+      [
+        '-c',
+        'ln -s "$(printf \'caf\\351-\\377.txt\')" link && setfattr -n "user.a=b%c" -v 0x00ff "$(printf \'caf\\351-\\377.txt\')"',
+      ],
+      { cwd: dir },
+    );
+    const archive = execFileSync('tar', ['--format=pax', '--xattrs', '--xattrs-include=*', '-cf', '-', '.'], {
+      cwd: dir,
+    });
+    // GNU tar writes the raw bytes in a pax path record; backupd adds hdrcharset=BINARY. Either way: bytes.
+    assert.ok(archive.includes(Buffer.concat([Buffer.from('path=./'), latin1])));
+    const entries = await read(archive, { piece: 333 });
+    const file = entries.find((e) => e.entry.type === '0')?.entry;
+    assert.deepEqual(file?.path, Buffer.concat([Buffer.from('./'), latin1]));
+    assert.deepEqual(file?.xattrs, [{ name: Buffer.from('user.a=b%c'), value: Buffer.from([0x00, 0xff]) }]);
+    const link = entries.find((e) => e.entry.type === '2')?.entry;
+    assert.deepEqual(link?.linkname, latin1);
+  });
 });

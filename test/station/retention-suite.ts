@@ -11,6 +11,8 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { adminClient, type Client, mintAutomationToken } from '../helpers/http.ts';
+import { sampleValue, scrape } from '../helpers/metrics.ts';
+import { type Receiver, settle, startReceiver } from '../helpers/receiver.ts';
 import type { TestServer } from '../helpers/server.ts';
 import { archiveMeta, upload } from '../helpers/uploads.ts';
 
@@ -68,13 +70,17 @@ export function retentionSuite(label: string, start: StartStation): void {
     const inst = randomBytes(8).toString('hex');
     const job = 'docs';
     let token = '';
+    let inbox: Receiver;
+    const labels = { scout_id: scout, scout_instance_id: inst, job_name: job };
     /** Every honest snapshot stored, in order. */
     const honest: Stored[] = [];
 
     before(async () => {
       // RETENTION_KEEP_LAST '' undoes the test Stations' 30: a new Station's defaults apply.
-      station = await start({ RETENTION_KEEP_LAST: '' });
+      [station, inbox] = await Promise.all([start({ RETENTION_KEEP_LAST: '' }), startReceiver()]);
       admin = await adminClient(station.url);
+      const ntfy = await admin.post('/api/ntfy', { ntfy_url: inbox.url, ntfy_topic: 'station' });
+      assert.equal(ntfy.status, 200, ntfy.text);
       // Noon (UTC) of the next day: the day steps below stay far from midnight.
       const now = Date.now();
       move(Math.floor(now / DAY_MS) * DAY_MS + DAY_MS + 12 * HOUR_MS - now);
@@ -85,6 +91,7 @@ export function retentionSuite(label: string, start: StartStation): void {
 
     after(async () => {
       await station?.dispose();
+      await inbox?.close();
     });
 
     async function store(timestamp: number, size = 200) {
@@ -147,6 +154,7 @@ export function retentionSuite(label: string, start: StartStation): void {
 
     test('500 junk uploads with the same token delete nothing stored before them; beyond 12 an hour they are refused', async () => {
       const before = (await snapshots()).map((s) => s.name).sort();
+      const from = inbox.messages.length;
       let accepted = 0;
       let refused = 0;
       for (let i = 0; i < 500; i += 1) {
@@ -172,6 +180,13 @@ export function retentionSuite(label: string, start: StartStation): void {
       for (const name of before) assert.ok(after.includes(name), `${name} survived the flood`);
       // Junk cannot fill the disk either: beside the kept history, a few junk snapshots at most.
       assert.ok(after.length <= before.length + 5, `${after.length} snapshots after the flood`);
+      // One notification per job and hour, and a counter of every refusal.
+      const pushed = (await settle(inbox, from, 500)).filter((m) =>
+        /Uploads refused/.test(String(m.headers.title)),
+      );
+      assert.equal(pushed.length, 2, 'one per hour of flood');
+      assert.match(pushed[0]?.body ?? '', /more than 12 uploads this hour/);
+      assert.equal(sampleValue(await scrape(admin), 'backupd_uploads_refused_total', labels), 500 - 23);
 
       // The next day, one honest backup: everything the policy keeps for honest backups stays.
       move(DAY_MS - HOUR_MS);
@@ -240,6 +255,9 @@ export function retentionSuite(label: string, start: StartStation): void {
       const left = await snapshots();
       assert.deepEqual(left.map((s) => s.name).sort(), [oldest.name, done.finalize?.body.stored_as].sort());
       assert.equal(left.find((s) => s.name === oldest.name)?.protected, true);
+      const metrics = await scrape(admin);
+      assert.equal(sampleValue(metrics, 'backupd_snapshots_protected', labels), 1);
+      assert.equal(sampleValue(metrics, 'backupd_snapshots_locked', labels), 0);
 
       // Unprotected, it can be deleted.
       assert.equal((await admin.post(`${path}/protect`, { protected: false })).status, 200);

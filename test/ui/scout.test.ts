@@ -310,6 +310,31 @@ describe('Scout console', { skip }, () => {
     assert.equal(readFileSync(join(scanRoot, 'docs', 'local.txt'), 'utf8'), 'only here');
   });
 
+  test('restore: an entry the folder refuses is listed as a problem; the rest is restored', async () => {
+    rmSync(join(scanRoot, 'docs', 'a.txt'));
+    writeFileSync(join(scanRoot, 'docs', 'sub', 'b.txt'), 'BRAVO, edited again');
+    const sub = join(scanRoot, 'docs', 'sub');
+    execFileSync('chattr', ['+i', sub]); // immutable: even root cannot replace a file in it
+    try {
+      await nav('Restore').click();
+      await page.getByLabel('Job', { exact: true }).selectOption('docs');
+      await page.getByRole('button', { name: 'Preview' }).click();
+      await page.getByRole('region', { name: 'Preview' }).waitFor();
+      await page.getByRole('button', { name: 'Restore…' }).click();
+      await page.getByRole('dialog').getByRole('button', { name: 'Restore', exact: true }).click();
+      const problems = page.getByRole('alert').filter({ hasText: 'sub/b.txt' });
+      await problems.waitFor();
+      assert.match(
+        await problems.innerText(),
+        /sub\/b\.txt: not restored: operation not permitted \(EPERM\)/,
+      );
+    } finally {
+      execFileSync('chattr', ['-i', sub]);
+    }
+    assert.equal(readFileSync(join(scanRoot, 'docs', 'a.txt'), 'utf8'), 'alpha');
+    assert.equal(readFileSync(join(sub, 'b.txt'), 'utf8'), 'BRAVO, edited again');
+  });
+
   test("restore: the picker lists the job's snapshots on the Station newest first (date, size); the picked one is previewed", async () => {
     writeFileSync(join(scanRoot, 'docs', 'second.txt'), 'only in the second snapshot');
     const second = await backupJob(scoutAdmin, 'docs');

@@ -1,3 +1,4 @@
+import { clock } from '../../core/clock.ts';
 import { conflict, notFound } from '../../core/errors.ts';
 import { checkComponent, checkFilename } from '../storage/keys.ts';
 import type { SnapshotKey, SnapshotStorage } from '../storage/storage.ts';
@@ -147,10 +148,10 @@ export function createSnapshots(deps: { index: SnapshotIndex; store: SnapshotSto
         else missing += 1;
       }
       if (!known && rows.length === 0) throw notFound(`no instance ${scoutId}/${instanceId}`);
-      const guarded = rows.filter((row) => row.protected).length;
+      const guarded = rows.filter((row) => row.protected || (row.lockedUntil ?? 0) > clock.now()).length;
       if (guarded > 0)
         throw conflict(
-          `${guarded} snapshots of ${scoutId}/${instanceId} are protected; unprotect them first`,
+          `${guarded} snapshots of ${scoutId}/${instanceId} are protected or under object lock; unprotect them (or wait for the lock) first`,
           'protected',
         );
       if (missing > 0 && !cleanupMissing) {

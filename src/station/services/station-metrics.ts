@@ -1,6 +1,7 @@
 import { eq, sql } from 'drizzle-orm';
 import type { MiddlewareHandler } from 'hono';
 import { Counter, Gauge } from 'prom-client';
+import { clock } from '../../core/clock.ts';
 import { AppError } from '../../core/errors.ts';
 import type { AppEnv } from '../../core/http/app-env.ts';
 import { createMetricsRegistry, type RoleMetrics } from '../../core/http/routes/metrics.ts';
@@ -15,15 +16,18 @@ const JOB_LABELS = ['scout_id', 'scout_instance_id', 'job_name'] as const;
 export const UPLOAD_RESULTS = ['stored', 'checksum_mismatch', 'other'] as const;
 type UploadResult = (typeof UPLOAD_RESULTS)[number];
 
-/** One job's row: [scout_id, scout_instance_id, job_name, count, bytes, newest snapshot's time in ms]. */
-type JobRow = [string, string, string, number, number, number];
+/**
+ * One job's row: [scout_id, scout_instance_id, job_name, count, bytes, newest snapshot's time in
+ * ms, protected count, count whose object is still locked].
+ */
+type JobRow = [string, string, string, number, number, number, number, number];
 
 /**
  * Counts, bytes and the newest snapshot's own time per job (its arrival for a row that has
  * none yet), aggregated inside the database to one JSON value
  * (PGlite decodes rows slowly; the index can hold many thousands of snapshots).
  */
-async function perJob(db: StationDb): Promise<JobRow[]> {
+async function perJob(db: StationDb, now: number): Promise<JobRow[]> {
   const s = snapshots;
   const jobs = db
     .select({
@@ -33,6 +37,8 @@ async function perJob(db: StationDb): Promise<JobRow[]> {
       count: sql<number>`count(*)`.as('snapshot_count'),
       bytes: sql<number>`sum(${s.sizeBytes})`.as('snapshot_bytes'),
       newest: sql<number>`coalesce(max(nullif(${s.takenAt}, 0)), max(${s.storedAt}))`.as('newest_at'),
+      guarded: sql<number>`count(*) filter (where ${s.protected})`.as('protected_count'),
+      locked: sql<number>`count(*) filter (where ${s.lockedUntil} > ${now})`.as('locked_count'),
     })
     .from(s)
     .where(eq(s.missing, false))
@@ -41,7 +47,7 @@ async function perJob(db: StationDb): Promise<JobRow[]> {
   const [row] = await db
     .select({
       rows: sql<string>`coalesce(json_agg(json_build_array(${jobs.scoutId}, ${jobs.instanceId},
-        ${jobs.jobName}, ${jobs.count}, ${jobs.bytes}, ${jobs.newest})), '[]')::text`,
+        ${jobs.jobName}, ${jobs.count}, ${jobs.bytes}, ${jobs.newest}, ${jobs.guarded}, ${jobs.locked})), '[]')::text`,
     })
     .from(jobs);
   return JSON.parse(row?.rows ?? '[]') as JobRow[];
@@ -75,6 +81,8 @@ export function createStationMetrics(deps: {
   /** Free bytes where snapshots are stored; absent when the store has no such limit (a bucket). */
   storedFree?: () => Promise<number | null>;
   lastVerification: () => Promise<VerificationResult>;
+  /** Uploads this process refused over retention_max_uploads_per_hour, per job. */
+  refusedUploads?: () => [string, string, string, number][];
 }): RoleMetrics & { countFinalize: MiddlewareHandler<AppEnv> } {
   const registry = createMetricsRegistry();
   const registers = [registry];
@@ -96,6 +104,25 @@ export function createStationMetrics(deps: {
     labelNames: JOB_LABELS,
     registers,
   });
+  const guarded = new Gauge({
+    name: 'backupd_snapshots_protected',
+    help: 'Snapshots of the job an admin protected (retention never deletes them).',
+    labelNames: JOB_LABELS,
+    registers,
+  });
+  const locked = new Gauge({
+    name: 'backupd_snapshots_locked',
+    help: 'Snapshots of the job whose object is still under S3 Object Lock retention.',
+    labelNames: JOB_LABELS,
+    registers,
+  });
+  const refused = new Counter({
+    name: 'backupd_uploads_refused_total',
+    help: "New uploads this Station process refused (429) over the job's retention_max_uploads_per_hour.",
+    labelNames: JOB_LABELS,
+    registers,
+  });
+  const refusedSeen = new Map<string, number>();
   const free = new Gauge({
     name: 'backupd_storage_free_bytes',
     help: 'Free bytes on the disk of BACKUP_ROOT (for this Station process).',
@@ -120,16 +147,24 @@ export function createStationMetrics(deps: {
 
     async refresh() {
       const [jobs, space, verification] = await Promise.all([
-        perJob(deps.db),
+        perJob(deps.db, clock.now()),
         deps.storedFree ? freeBytes(deps.storedFree) : null,
         deps.lastVerification(),
       ]);
-      for (const gauge of [count, bytes, newest]) gauge.reset();
-      for (const [scoutId, instanceId, jobName, n, total, newestAt] of jobs) {
+      for (const gauge of [count, bytes, newest, guarded, locked]) gauge.reset();
+      for (const [scoutId, instanceId, jobName, n, total, newestAt, nGuarded, nLocked] of jobs) {
         const labels = { scout_id: scoutId, scout_instance_id: instanceId, job_name: jobName };
         count.set(labels, Number(n));
         bytes.set(labels, Number(total));
         newest.set(labels, Number(newestAt) / 1000);
+        guarded.set(labels, Number(nGuarded));
+        locked.set(labels, Number(nLocked));
+      }
+      for (const [scoutId, instanceId, jobName, n] of deps.refusedUploads?.() ?? []) {
+        const key = JSON.stringify([scoutId, instanceId, jobName]);
+        const labels = { scout_id: scoutId, scout_instance_id: instanceId, job_name: jobName };
+        refused.inc(labels, n - (refusedSeen.get(key) ?? 0));
+        refusedSeen.set(key, n);
       }
       free.reset();
       if (space !== null) free.set(space);

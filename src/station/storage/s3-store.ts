@@ -10,6 +10,7 @@ import {
   HeadObjectCommand,
   type S3Client,
 } from '@aws-sdk/client-s3';
+import { clock } from '../../core/clock.ts';
 import { AppError, conflict, notFound } from '../../core/errors.ts';
 import type { S3Config } from '../../core/s3-config.ts';
 import { checkFilename } from './keys.ts';
@@ -27,6 +28,7 @@ import {
   stagedBytesOf,
   tailFolder,
 } from './s3-multipart.ts';
+import { objectLock } from './s3-object-lock.ts';
 import type {
   SnapshotKey,
   SnapshotStorage,
@@ -48,6 +50,15 @@ export function createS3Store(config: S3Config, client: S3Client = s3Client(conf
   const Bucket = config.bucket;
   const keys = s3Keys(config.prefix);
   const where = { bucket: Bucket, prefix: config.prefix };
+  const lock = config.objectLock ? objectLock(client, Bucket, config.objectLock) : null;
+
+  /** The stored object as a snapshot, its version locked when S3_OBJECT_LOCK asks for it. */
+  async function stored(key: string): Promise<StoredFile> {
+    const stats = await head(key);
+    if (!stats) throw new AppError(500, `the completed object ${key} is not in the bucket`);
+    const lockedUntil = lock ? await lock.retain(key, clock.now()) : undefined;
+    return { ...storedAs(key, stats), ...(lockedUntil ? { lockedUntil } : {}) };
+  }
 
   async function head(key: string): Promise<{ sizeBytes: number; mtimeMs: number } | null> {
     try {
@@ -120,17 +131,28 @@ export function createS3Store(config: S3Config, client: S3Client = s3Client(conf
     kind: 's3',
 
     async prepare() {
+      let exists = true;
       try {
         await client.send(new HeadBucketCommand({ Bucket }));
-        return;
       } catch (error) {
         if (!isMissing(error)) throw unavailableStore(`HEAD bucket ${Bucket}`, error);
+        exists = false;
+      }
+      if (exists) {
+        await lock?.check();
+        return;
       }
       const location =
         config.endpoint === undefined && config.region !== 'us-east-1'
           ? { CreateBucketConfiguration: { LocationConstraint: config.region as never } }
           : {};
-      await client.send(new CreateBucketCommand({ Bucket, ...location }));
+      await client.send(
+        new CreateBucketCommand({
+          Bucket,
+          ...location,
+          ...(lock ? { ObjectLockEnabledForBucket: true } : {}),
+        }),
+      );
     },
 
     async health(): Promise<StorageHealth> {
@@ -187,9 +209,7 @@ export function createS3Store(config: S3Config, client: S3Client = s3Client(conf
       const state = parseState(upload.state);
       await completeMultipart(state, upload.sizeBytes);
       // Ceph answers CompleteMultipartUpload with an empty ETag; HEAD has the object as stored.
-      const stats = await head(state.key);
-      if (!stats) throw new AppError(500, `the completed object ${state.key} is not in the bucket`);
-      return storedAs(state.key, stats);
+      return stored(state.key);
     },
 
     listStaging: () => stagingAreas(client, Bucket, keys),
@@ -220,7 +240,8 @@ export function createS3Store(config: S3Config, client: S3Client = s3Client(conf
     async remove(key) {
       const Key = keys.keyOf(key);
       if ((await head(Key)) === null) return false;
-      await client.send(new DeleteObjectCommand({ Bucket, Key }));
+      if (lock) await lock.removeVersions(Key);
+      else await client.send(new DeleteObjectCommand({ Bucket, Key }));
       return true;
     },
 
@@ -251,9 +272,7 @@ export function createS3Store(config: S3Config, client: S3Client = s3Client(conf
         await abort(Key, opened.multipartId).catch(() => undefined);
         throw error;
       }
-      const stats = await head(Key);
-      if (!stats) throw new AppError(500, `the completed object ${Key} is not in the bucket`);
-      return storedAs(Key, stats);
+      return stored(Key);
     },
   };
 }

@@ -27,6 +27,8 @@ export interface SnapshotKey extends JobLocation {
 export interface StoredFile extends SnapshotKey {
   sizeBytes: number;
   mtimeMs: number;
+  /** The object-lock retention date (ms) the store set on it (S3_OBJECT_LOCK); absent otherwise. */
+  lockedUntil?: number;
 }
 
 /** What `/health` reports of the store (contract: Storage). */

@@ -40,6 +40,7 @@ export async function registerStaged(
     takenAt: timestampMs(row.timestamp),
     unusual,
     missing: false,
+    lockedUntil: stored.lockedUntil ?? null,
   });
   await markStored(deps, row, stored.filename);
   const pruned = await applyRetention(deps, ref, stored.filename);

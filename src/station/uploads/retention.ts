@@ -1,3 +1,4 @@
+import { AppError } from '../../core/errors.ts';
 import { logger } from '../../core/log.ts';
 import { planRetention } from '../retention/plan.ts';
 import type { JobOf, UploadDeps } from './types.ts';
@@ -24,7 +25,17 @@ export async function applyRetention(
   }
   const deleted: string[] = [];
   for (const victim of plan.deleted) {
-    await deps.store.remove({ ...ref, filename: victim.filename });
+    try {
+      await deps.store.remove({ ...ref, filename: victim.filename });
+    } catch (error) {
+      // The Station's date has passed but the bucket still locks it (clocks differ): next time.
+      if (!(error instanceof AppError && error.code === 'locked')) throw error;
+      log.warn(
+        { ...ref, filename: victim.filename },
+        'retention could not delete a snapshot: the bucket still locks it',
+      );
+      continue;
+    }
     await deps.index.remove(ref, victim.filename);
     deleted.push(victim.filename);
   }
