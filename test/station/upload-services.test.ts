@@ -4,13 +4,15 @@
 
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { after, before, describe, test } from 'node:test';
+import { Readable } from 'node:stream';
+import { after, before, describe, mock, test } from 'node:test';
 import { eq } from 'drizzle-orm';
 import { AppError } from '../../src/core/errors.ts';
 import { leases, uploadSessions } from '../../src/station/db/station-tables.ts';
 import { ABANDONED_AFTER_MS, processLock } from '../../src/station/uploads/index.ts';
+import { LEASE_MS } from '../../src/station/uploads/upload-lease.ts';
 import { bodyFor, bodyOf, brokenBodyOf, type Kit, openKit } from './upload-services-kit.ts';
 
 const HOUR_MS = 60 * 60 * 1000;
@@ -200,6 +202,45 @@ describe('upload services (in process, PGlite, disk store, fixed clock)', () => 
       .insert(leases)
       .values({ name: `upload:${upload_id}`, holder: 'dead-station', until: Date.now() - 1 });
     assert.equal((await kit.uploads.finalize(kit.token, upload_id)).status, 'stored');
+  });
+
+  test('a renewal that finds the lease taken stops the chunk: nothing more is written or saved', async () => {
+    const data = randomBytes(200_000);
+    const { upload_id } = await kit.uploads.initiate(kit.token, fresh(data));
+    let open!: () => void;
+    const gate = new Promise<void>((resolve) => {
+      open = resolve;
+    });
+    const body = Readable.from(
+      (async function* () {
+        yield data.subarray(0, 100_000);
+        await gate;
+        yield data.subarray(100_000);
+      })(),
+    );
+    mock.timers.enable({ apis: ['setInterval'] });
+    try {
+      const writing = kit.uploads.chunk(kit.token, upload_id, 0, body);
+      const staged = join(kit.stagingDir, `${upload_id}.part`);
+      for (let i = 0; i < 400 && (statSync(staged, { throwIfNoEntry: false })?.size ?? 0) < 100_000; i += 1)
+        await new Promise((r) => setTimeout(r, 10));
+      // Another request took the lease (this one stood still past it).
+      await kit.storage.stationDb.update(leases).set({ holder: 'another request' });
+      mock.timers.tick(LEASE_MS / 3);
+      // PGlite answers queries in order: these come back after the renewal's.
+      await kit.storage.stationDb.select().from(leases);
+      await kit.storage.stationDb.select().from(leases);
+      // The rest of the body arrives after the renewal found the lease gone.
+      open();
+      const error = await appError(writing);
+      assert.equal(error.status, 409);
+      assert.deepEqual(detailOf(error).status, 'offset_mismatch');
+      assert.equal(detailOf(error).next_offset, 100_000);
+      assert.equal(statSync(staged).size, 100_000, 'the rest of the body was not written');
+    } finally {
+      mock.timers.reset();
+      await kit.storage.stationDb.delete(leases);
+    }
   });
 
   test('on PGlite the chunks take turns in memory: the second waits, then sees offset_mismatch', async () => {

@@ -24,7 +24,7 @@ export class LeaseLost extends Error {
 
 /** What the request holding an upload's lease uses before it writes or saves anything. */
 export interface UploadHold {
-  /** The chunk's body as the store should read it: it fails with LeaseLost once the lease is gone. */
+  /** The chunk's body as the store should read it: its next piece fails with LeaseLost once the lease is gone. */
   guard(body: Readable): Readable;
   /** Renews the lease, or throws LeaseLost when it is no longer this request's: call before saving state. */
   confirm(): Promise<void>;
@@ -75,14 +75,12 @@ export async function withUploadLease<T>(
   let confirmedAt = clock.now();
   const lease = await takeWaiting(leases, `upload:${uploadId}`, `${leases.holder}/${newId()}`, busy);
   let lost = false;
-  const guarded = new Set<Readable>();
 
   async function confirm(): Promise<void> {
     if (lost) throw new LeaseLost();
     const asked = clock.now();
     if (!(await lease.renew())) {
       lost = true;
-      for (const stream of guarded) stream.destroy(new LeaseLost());
       throw new LeaseLost();
     }
     confirmedAt = asked;
@@ -92,7 +90,7 @@ export async function withUploadLease<T>(
     // The body's own iterator, kept open on return: a lost lease answers (409) and drops the
     // rest of the body; any other early end (a chunk too long) drops the request as before.
     const pieces = body.iterator({ destroyOnReturn: false });
-    const checked = Readable.from(
+    return Readable.from(
       (async function* () {
         try {
           for await (const piece of pieces) {
@@ -107,9 +105,6 @@ export async function withUploadLease<T>(
       })(),
       { objectMode: false },
     );
-    guarded.add(checked);
-    checked.once('close', () => guarded.delete(checked));
-    return checked;
   }
 
   const renewal = setInterval(() => void confirm().catch(() => {}), LEASE_MS / 3);
