@@ -247,6 +247,46 @@ describe('Station dashboard', { skip }, () => {
     assert.match(await documents.getByTestId('snapshot-count').innerText(), /^3 \(/);
   });
 
+  test('protect a snapshot (its delete goes, the lock shows) and give the job its own retention', async () => {
+    await nav('Overview');
+    const documents = job('documents');
+    await openSnapshots(documents);
+    const name = aNames[1] ?? '';
+    await documents.getByRole('button', { name: `Protect ${name}` }).click();
+    const row = documents.getByRole('row', { name });
+    await row.getByText('Protected').waitFor();
+    assert.equal(await row.getByRole('button', { name: `Delete ${name}` }).count(), 0);
+    const path = `/api/snapshots/host-a/${A.scout_instance_id}/documents/${name}`;
+    assert.equal((await admin.delete(path)).body.code, 'protected');
+
+    await documents.getByText('Retention of this job').click();
+    const scope = documents.locator('details.job-retention');
+    await scope.getByLabel('Snapshots kept per job and instance').fill('1');
+    for (const label of ['Days kept', 'Weeks kept', 'Months kept', 'Years kept'])
+      await scope.getByLabel(label).fill('0');
+    await scope
+      .getByTestId('job-retention-preview')
+      .filter({ hasText: /would be deleted at its next upload/ })
+      .waitFor();
+    await screenshot(page, 'station-job-retention');
+    await scope.getByRole('button', { name: 'Save job retention' }).click();
+    await scope.getByRole('status').filter({ hasText: 'Saved' }).waitFor();
+    const { jobs } = (await admin.get('/api/retention/jobs')).body;
+    assert.deepEqual(jobs.find((j: { job_name: string }) => j.job_name === 'documents')?.overrides, {
+      retention_keep_last: 1,
+      retention_keep_daily: 0,
+      retention_keep_weekly: 0,
+      retention_keep_monthly: 0,
+      retention_keep_yearly: 0,
+    });
+    // Back to the Station's policy, unprotected, as the later tests expect.
+    assert.equal(
+      (await admin.post(`/api/retention/jobs/host-a/${A.scout_instance_id}/documents`, {})).status,
+      200,
+    );
+    assert.equal((await admin.post(`${path}/protect`, { protected: false })).status, 200);
+  });
+
   test('Station tokens: minted once with its environment lines, it works; errors show their detail', async () => {
     await nav('Station tokens');
     await page.getByLabel('Valid for (days)').fill('5000');

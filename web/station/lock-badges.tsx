@@ -10,7 +10,7 @@ export function LockBadges({ snapshot: s }: { snapshot: Snapshot }) {
           class="badge ok"
           title="An admin protected it: retention never deletes it; unprotect it to delete it"
         >
-          🔒 Protected
+          Protected
         </span>
       ) : null}{' '}
       {s.locked_until && Date.parse(s.locked_until) > Date.now() ? (

@@ -5,6 +5,7 @@ import { ConfirmDialog } from '../common/dialog.tsx';
 import { formatBytes } from '../common/format.ts';
 import { TableHead, Time } from '../common/ui.tsx';
 import { MISSING_RULE, UNUSUAL_RULE } from './health.ts';
+import { JobRetention } from './job-retention.tsx';
 import { LockBadges } from './lock-badges.tsx';
 import { Filename } from './names.tsx';
 import { type InstanceRef, RestoreDialog } from './restore-dialog.tsx';
@@ -37,6 +38,7 @@ export function SnapshotTable({
   const rows = newestFirst.slice(0, limit);
   return (
     <div class="snapshots" id={id}>
+      {isAdmin ? <JobRetention job={job} onChanged={onChanged} /> : null}
       <div class="table-wrap">
         <table class="stack">
           <caption class="visually-hidden">Snapshots of {job.jobName}, newest first</caption>
