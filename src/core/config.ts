@@ -1,6 +1,6 @@
 import { isIP } from 'node:net';
 import { resolve } from 'node:path';
-import { type AllowedHost, parseAllowedHosts } from './http/host-check.ts';
+import { type HostPolicy, hostPolicy } from './http/host-check.ts';
 import { parseS3Config, type S3Config } from './s3-config.ts';
 
 export type Role = 'station' | 'scout';
@@ -18,8 +18,11 @@ export interface CommonConfig {
   port: number;
   dataDir: string;
   initialAdminPassword: string;
-  /** `ALLOWED_HOSTS`: the Host names this server answers (any when undefined). */
-  allowedHosts: AllowedHost[] | undefined;
+  /**
+   * `ALLOWED_HOSTS`: the Host names this server answers; unset, its addresses, localhost and
+   * this machine's own names (http/host-check.ts).
+   */
+  allowedHosts: HostPolicy;
   /** `TRUST_PROXY`: proxy addresses or CIDR ranges whose `X-Forwarded-For` is believed (none: empty). */
   trustProxy: string[];
 }
@@ -81,9 +84,9 @@ function parsePositiveInt(text: string, source: string): number {
   return value;
 }
 
-function allowedHostsFrom(text: string | undefined): AllowedHost[] | undefined {
+function allowedHostsFrom(text: string | undefined, ownUrls: (string | undefined)[] = []): HostPolicy {
   try {
-    return parseAllowedHosts(text);
+    return hostPolicy(text, ownUrls);
   } catch (error) {
     throw new ConfigError((error as Error).message);
   }
@@ -145,8 +148,11 @@ export function loadStationConfig(flags: ServeFlags, env: Env = process.env): St
 
 export function loadScoutConfig(flags: ServeFlags, env: Env = process.env): ScoutConfig {
   const base = common('scout', flags, env);
+  const advertisedUrl = nonEmpty(env.ADVERTISED_URL);
   return {
     ...base,
+    // The Station sends restore hints to ADVERTISED_URL: its name is one of this Scout's own.
+    allowedHosts: allowedHostsFrom(env.ALLOWED_HOSTS, [advertisedUrl]),
     role: 'scout',
     scanRoot: resolve(nonEmpty(env.SCAN_ROOT) ?? '/scan'),
     env: {
@@ -155,7 +161,7 @@ export function loadScoutConfig(flags: ServeFlags, env: Env = process.env): Scou
       scout_credential: nonEmpty(env.SCOUT_CREDENTIAL),
       cron_schedule: nonEmpty(env.CRON_SCHEDULE),
     },
-    advertisedUrl: nonEmpty(env.ADVERTISED_URL),
+    advertisedUrl,
     adoptInstanceId: adoptedInstanceId(flags, env),
   };
 }

@@ -15,7 +15,7 @@ describe('station config', () => {
       port: 6555,
       dataDir,
       initialAdminPassword: 'admin',
-      allowedHosts: undefined,
+      allowedHosts: { listed: undefined, ownNames: [] },
       trustProxy: [],
       databaseUrl: undefined,
       backupRoot: resolve(dataDir, 'snapshots'),
@@ -153,7 +153,7 @@ describe('scout config', () => {
       port: 6556,
       dataDir: resolve('./data/scout'),
       initialAdminPassword: 'admin',
-      allowedHosts: undefined,
+      allowedHosts: { listed: undefined, ownNames: [] },
       trustProxy: [],
       scanRoot: '/scan',
       env: {
@@ -210,13 +210,20 @@ describe('ALLOWED_HOSTS', () => {
       {},
       { ALLOWED_HOSTS: ' Backup.Example.com , 192.168.1.10:6555,[::1]:6555, localhost.,' },
     );
-    assert.deepEqual(config.allowedHosts, [
+    assert.deepEqual(config.allowedHosts.listed, [
       { host: 'backup.example.com', port: null },
       { host: '192.168.1.10', port: '6555' },
       { host: '[::1]', port: '6555' },
       { host: 'localhost', port: null },
     ]);
-    assert.equal(loadScoutConfig({}, { ALLOWED_HOSTS: '  ' }).allowedHosts, undefined);
+    assert.equal(loadScoutConfig({}, { ALLOWED_HOSTS: '  ' }).allowedHosts.listed, undefined);
+    assert.equal(loadScoutConfig({}, { ALLOWED_HOSTS: ' , ' }).allowedHosts.listed, undefined);
+  });
+
+  test("unset, the Scout's ADVERTISED_URL host is one of its own names (the Station's hints use it)", () => {
+    const scout = loadScoutConfig({}, { ADVERTISED_URL: 'http://Scout-7.Example.:6556/' });
+    assert.deepEqual(scout.allowedHosts, { listed: undefined, ownNames: ['scout-7.example'] });
+    assert.deepEqual(loadScoutConfig({}, { ADVERTISED_URL: 'not a url' }).allowedHosts.ownNames, []);
   });
 
   test('a URL or a path is a ConfigError naming the entry', () => {

@@ -11,6 +11,7 @@ import { sql } from 'drizzle-orm';
 import { drizzle } from 'drizzle-orm/pglite';
 import { serializeError } from '../../src/core/log-errors.ts';
 import { adminClient, Client } from '../helpers/http.ts';
+import { logLine } from '../helpers/log-lines.ts';
 import {
   createDatabase,
   type PostgresServer,
@@ -20,27 +21,6 @@ import {
 import { startServer, type TestServer } from '../helpers/server.ts';
 
 const secret = (label: string) => `${label}-${randomBytes(12).toString('hex')}`;
-
-type LogLine = Record<string, unknown> & { level: number; msg: string };
-
-function logLines(server: TestServer): LogLine[] {
-  return server
-    .output()
-    .split('\n')
-    .filter((line) => line.startsWith('{'))
-    .map((line) => JSON.parse(line) as LogLine);
-}
-
-/** Log lines reach us through a pipe after the response: wait briefly for a matching one. */
-async function logLine(server: TestServer, match: (line: LogLine) => boolean): Promise<LogLine> {
-  const deadline = Date.now() + 5_000;
-  for (;;) {
-    const found = logLines(server).find(match);
-    if (found) return found;
-    if (Date.now() > deadline) assert.fail(`no such log line in:\n${server.output().slice(-4000)}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
 
 describe('the error serializer', () => {
   let pg: PGlite;

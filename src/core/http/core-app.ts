@@ -5,7 +5,7 @@ import type { AppEnv } from './app-env.ts';
 import { trustedProxies } from './client-address.ts';
 import { noDotSegments } from './dot-segments.ts';
 import { handleError, handleNotFound } from './error-handler.ts';
-import { type AllowedHost, allowedHosts } from './host-check.ts';
+import { allowedHosts, type HostPolicy } from './host-check.ts';
 import { noNulInAddress } from './nul-characters.ts';
 import { sameOriginWrites } from './origin-check.ts';
 import { apiRateLimit } from './rate-limits.ts';
@@ -17,8 +17,8 @@ import { userRoutes } from './routes/users.ts';
 export interface CoreAppOptions {
   /** Requests the general `/api` rate limit does not count (downloads). */
   rateLimitExempt?: (method: string, path: string) => boolean;
-  /** `ALLOWED_HOSTS`: requests for another Host are 403 (none: any host). */
-  allowedHosts?: AllowedHost[] | undefined;
+  /** `ALLOWED_HOSTS` (or, unset, the default names): requests for another Host are 403. */
+  allowedHosts?: HostPolicy;
   /** `TRUST_PROXY`: proxy addresses/ranges whose `X-Forwarded-For` the rate limits believe. */
   trustProxy?: readonly string[];
   /** Guards run on every `/api` request right after authentication (before any route). */
@@ -35,9 +35,6 @@ export function createCoreApp(core: Core, options: CoreAppOptions = {}): Hono<Ap
   app.onError(handleError);
   app.notFound(handleNotFound);
   app.use('*', requestLog());
-  app.use('*', allowedHosts(options.allowedHosts));
-  app.use('*', noDotSegments());
-  app.use('*', noNulInAddress());
   app.use('*', async function provideCore(c, next) {
     c.set('core', core);
     c.set('auth', null);
@@ -45,6 +42,9 @@ export function createCoreApp(core: Core, options: CoreAppOptions = {}): Hono<Ap
     await next();
     c.header('X-Content-Type-Options', 'nosniff');
   });
+  app.use('*', allowedHosts(options.allowedHosts));
+  app.use('*', noDotSegments());
+  app.use('*', noNulInAddress());
   app.use('/api/*', apiRateLimit(options.rateLimitExempt ?? (() => false)));
   app.use('/api/*', sameOriginWrites());
   app.use('/api/*', authenticate());
