@@ -121,6 +121,13 @@ for (const role of ['station', 'scout'] as const) {
         headers: { authorization: 'Bearer not-a-token' },
       });
       assert.equal(junk.status, 401, `reaches the token check: ${junk.text}`);
+      // A made-up token does not open the sign-in to a rebinding page: the token is checked first.
+      const signIn = await withHost(server(), attacker(), 'POST', '/api/session/login', {
+        body: login,
+        headers: { ...origin(), authorization: 'Bearer made-up' },
+      });
+      assert.equal(signIn.status, 401, signIn.text);
+      assert.deepEqual(signIn.setCookie, []);
       const token = await mintAutomationToken(await adminClient(server().url), ['read']);
       const metrics = await withHost(server(), 'backup.example.org', 'GET', '/metrics', {
         headers: { authorization: `Bearer ${token}` },
