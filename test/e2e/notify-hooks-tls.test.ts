@@ -4,6 +4,7 @@
 // job), and a Station behind an HTTPS reverse proxy whose private CA the Scout learns
 // through /api/certificates/files without a restart.
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -369,6 +370,25 @@ describe('notifications, hooks and TLS end to end', () => {
       (await settle(scoutInbox, from)).map((m) => m.body),
       ['restore_completed docs'],
     );
+
+    // An entry the job folder refuses: the restore completes, and its notice says so, loudly.
+    from = scoutInbox.messages.length;
+    const docs = join(scanRoot, 'docs');
+    execFileSync('chattr', ['+i', docs]); // immutable: no file in it can be replaced
+    try {
+      const withProblems = await scoutAdmin.post('/api/recovery/restore', { relative_path: 'docs' });
+      expectStatus(withProblems, 200);
+      assert.ok(withProblems.body.problem_count > 0, withProblems.text);
+    } finally {
+      execFileSync('chattr', ['-i', docs]);
+    }
+    const notices = await settle(scoutInbox, from);
+    assert.deepEqual(
+      notices.map((m) => m.body),
+      ['restore_completed docs'],
+    );
+    assert.match(String(notices[0]?.headers.title), /Restore of docs completed with problems/);
+    assert.equal(notices[0]?.headers.priority, 'high');
 
     from = scoutInbox.messages.length;
     const missing = await scoutAdmin.post('/api/recovery/restore', {
