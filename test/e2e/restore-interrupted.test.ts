@@ -89,5 +89,5 @@ test('a restore killed half-way leaves every file old or new', async () => {
   assert.ok(oldCount > 0, 'the restore was killed before it ended');
   const strays = readdirSync(dest).filter((n) => !fresh.has(n));
   for (const stray of strays)
-    assert.match(stray, /^\..+\.backupd-[0-9a-f]{8}$/, 'only temporary names are left over');
+    assert.match(stray, /^\.backupd-[0-9a-f]{8}$/, 'only temporary names are left over');
 });
