@@ -8,7 +8,7 @@
  */
 import { execFileSync, spawnSync } from 'node:child_process';
 import { chmodSync, copyFileSync, mkdirSync, readdirSync, readFileSync, statSync } from 'node:fs';
-import { createRequire } from 'node:module';
+import { createRequire, isBuiltin } from 'node:module';
 import { basename, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build, type Plugin } from 'esbuild';
@@ -90,6 +90,28 @@ const embedWebFiles: Plugin = {
   },
 };
 
+/**
+ * In the ESM bundle, Node's built-in modules are loaded with `require` when the code that uses
+ * them first runs, instead of by static imports: a static import of a built-in this Node lacks
+ * (node:sqlite, or zstd from node:zlib, before Node 22.15) fails while the bundle is linked,
+ * before any of its code runs, so src/core/node-version.ts could never say which Node is needed.
+ * `require` is the one the banner makes; a name imported from a built-in is read when used.
+ */
+const builtinsAtRunTime: Plugin = {
+  name: 'builtins-at-run-time',
+  setup(b) {
+    b.onResolve({ filter: /^[a-z_:/0-9]+$/ }, (args) => {
+      if (!isBuiltin(args.path)) return undefined;
+      if (args.kind === 'require-call') return { path: args.path, external: true };
+      return { path: args.path, namespace: 'builtin' };
+    });
+    b.onLoad({ filter: /.*/, namespace: 'builtin' }, (args) => ({
+      contents: `module.exports = require(${JSON.stringify(args.path)});`,
+      loader: 'js',
+    }));
+  },
+};
+
 /** Each app's JavaScript must stay under this, gzipped (the issue's budget). */
 const WEB_JS_BUDGET_GZIP = 60 * 1024;
 
@@ -113,7 +135,9 @@ async function bundle(format: 'esm' | 'cjs', outfile: string): Promise<void> {
           }
         : {},
     plugins:
-      format === 'esm' ? [embedMigrations, embedWebFiles] : [embedMigrations, embedWebFiles, preferCommonJs],
+      format === 'esm'
+        ? [builtinsAtRunTime, embedMigrations, embedWebFiles]
+        : [embedMigrations, embedWebFiles, preferCommonJs],
     logLevel: 'warning',
   });
 }

@@ -1,4 +1,6 @@
 #!/usr/bin/env node
+// First: refuses an old Node in one line, before any built-in it lacks is loaded.
+import './core/node-version.ts';
 import { Command } from 'commander';
 import { runOrExit } from './cli/exit.ts';
 import type { MoveDatabaseFlags } from './cli/station-move-database.ts';
@@ -61,6 +63,18 @@ scout.addCommand(
     .option(
       '--instance-id <id>',
       "on a fresh data dir only: continue this instance's history (SCOUT_INSTANCE_ID; the ID from the Station's dashboard)",
+    )
+    .addHelpText(
+      'after',
+      `
+Environment:
+  SCAN_ROOT         the folder whose sub-folders are backed up (default /scan); mark each
+                    folder to back up with an empty .upload_dir file, or in the web UI
+  STATION_URL       the Station to upload to (or set it in the web UI's Settings)
+  SCOUT_CREDENTIAL  a Station token minted on the Station's "Station tokens" page
+  SCOUT_ID          the name snapshots are filed under on the Station (default: host name)
+  CRON_SCHEDULE     when backups run (default "0 * * * *": every hour)
+The README lists every variable.`,
     )
     .action((flags: ServeFlags) =>
       runOrExit(async () => (await import('./cli/scout-serve.ts')).scoutServe(flags)),

@@ -4,6 +4,7 @@ import { loadScoutConfig, type ServeFlags } from '../core/config.ts';
 import { restartWithMallocTunables } from '../core/malloc-tuning.ts';
 import { serveRole } from '../core/server.ts';
 import { startScout } from '../scout/app.ts';
+import { checkScanRoot } from '../scout/jobs/scan-root.ts';
 
 export async function scoutServe(flags: ServeFlags): Promise<void> {
   restartWithMallocTunables();
@@ -13,5 +14,9 @@ export async function scoutServe(flags: ServeFlags): Promise<void> {
     role: 'scout',
     notPrivate: [config.scanRoot],
     start: () => startScout(config),
+    note: async () => {
+      const problem = await checkScanRoot(config.scanRoot);
+      return problem ? `But ${problem}.` : `It looks for backup jobs under ${config.scanRoot}.`;
+    },
   });
 }

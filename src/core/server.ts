@@ -2,6 +2,7 @@ import type { Server } from 'node:http';
 import { serve } from '@hono/node-server';
 import type { Hono } from 'hono';
 import { lockDataDir } from './data-dir-lock.ts';
+import { announce, firstRunLine } from './first-run.ts';
 import type { AppEnv } from './http/app-env.ts';
 import { logger } from './log.ts';
 import { makeDataDirPrivate } from './private-files.ts';
@@ -35,13 +36,15 @@ function listen(app: Hono<AppEnv>, host: string, port: number): Promise<Server> 
  * and releases the data dir.
  */
 export async function serveRole(options: {
-  role: string;
+  role: 'station' | 'scout';
   host: string;
   port: number;
   dataDir: string;
   /** Folders that may lie inside the data dir but whose modes are not backupd's (the scan root). */
   notPrivate?: string[];
   start: () => Promise<RunningRole>;
+  /** A sentence for the person at the terminal after where to sign in (src/core/first-run.ts). */
+  note?: () => Promise<string | undefined>;
 }): Promise<void> {
   const lock = lockDataDir(options.dataDir);
   let role: RunningRole;
@@ -60,6 +63,7 @@ export async function serveRole(options: {
     { role: options.role, host: options.host, port, data_dir: options.dataDir },
     `${options.role} listening`,
   );
+  announce(firstRunLine(options.role, options.host, port, await options.note?.()));
 
   let stopping = false;
   const stop = async (signal: string) => {

@@ -5,6 +5,7 @@ import { integrationRoutes } from '../core/http/routes/integrations.ts';
 import { metricsRoutes } from '../core/http/routes/metrics.ts';
 import { uploadPauseRoutes } from '../core/http/routes/upload-pause.ts';
 import { webUiRoutes } from '../core/http/web/web-ui.ts';
+import { logger } from '../core/log.ts';
 import type { RunningRole } from '../core/server.ts';
 import { openScoutStorage } from './db/open.ts';
 import { directoryRoutes } from './routes/directories.ts';
@@ -16,6 +17,8 @@ import { statusRoutes } from './routes/status.ts';
 import { createJobAdmin } from './services/job-admin.ts';
 import { createScoutMetrics } from './services/scout-metrics.ts';
 import { createScoutServices } from './services.ts';
+
+const log = logger.child({ mod: 'scout/app' });
 
 export async function startScout(config: ScoutConfig): Promise<RunningRole> {
   const storage = await openScoutStorage(config.dataDir);
@@ -39,6 +42,8 @@ export async function startScout(config: ScoutConfig): Promise<RunningRole> {
     app.route('/', restoreRequestRoutes(scout.decisions));
     app.route('/', webUiRoutes('scout'));
     await scout.states.markInterrupted();
+    const problem = await scout.catalog.problem();
+    if (problem) log.warn({ scan_root: config.scanRoot }, problem);
     void scout.catalog.refresh();
     const settings = await scout.settings.read();
     scout.scheduler.apply(settings.cron_schedule);

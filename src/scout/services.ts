@@ -4,6 +4,7 @@ import { createIntegrations } from '../core/integrations.ts';
 import { createUploadAcceptance } from '../core/settings/upload-acceptance.ts';
 import type { ScoutStorage } from './db/open.ts';
 import { createDrills } from './drill/drills.ts';
+import { createKeySaved } from './keys/key-saved.ts';
 import { createKeyStore } from './keys/key-store.ts';
 import { createRequestDecisions } from './restore/request-decisions.ts';
 import { createRestores } from './restore/restore-service.ts';
@@ -51,6 +52,7 @@ export function createScoutServices(config: ScoutConfig, core: Core, storage: Sc
     settings,
     uploads,
     keys,
+    keySaved: createKeySaved(core.settings, keys),
     states,
     catalog,
     circuit,

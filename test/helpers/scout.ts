@@ -12,6 +12,9 @@ import { type ServerOptions, startServer, type TestServer } from './server.ts';
 export interface ScoutStatus {
   scout_id: string;
   scout_instance_id: string;
+  /** SCAN_ROOT, absolute, and what is wrong with it (null when it is a folder). */
+  scan_root: string;
+  scan_root_problem: string | null;
   settings?: {
     station_url: string | null;
     scout_id: string;
@@ -19,6 +22,8 @@ export interface ScoutStatus {
     cron_schedule: string;
   };
   key_fingerprint: string;
+  /** When the Scout key was fetched from the console or its fingerprint confirmed; null: not yet. */
+  key_saved_at: string | null;
   uploads_paused: boolean;
   upload_circuit: { state: string; consecutive_failures: number; retry_at: string | null };
   run_now_requested: boolean;

@@ -136,6 +136,7 @@ describe('job list', () => {
       include_hidden: true,
       follow_symlinks: false,
       exclude: [],
+      change_detection: 'sizes',
     });
     assert.equal(docs.config_error, null);
     assert.equal(docs.state.last_status, 'never_run');
@@ -150,6 +151,7 @@ describe('job list', () => {
       include_hidden: false,
       follow_symlinks: false,
       exclude: ['*.log', 'cache/'],
+      change_detection: 'sizes',
     });
     const paths = body.directories.map((d) => d.relative_path);
     assert.ok(!paths.includes('plain'), 'a folder without a marker is not a job');
@@ -270,6 +272,7 @@ describe('save-job', () => {
       include_hidden: true,
       follow_symlinks: false,
       exclude: [],
+      change_detection: 'sizes',
     });
     assert.equal(reply.body.directory.state.last_status, 'never_run');
     assert.ok(existsSync(join(scanRoot, 'plain', '.upload_dir')));
@@ -289,6 +292,7 @@ describe('save-job', () => {
       include_hidden: true,
       follow_symlinks: true,
       exclude: ['*.tmp'],
+      change_detection: 'sizes',
     });
     const second = await admin.post('/api/directories/save-job', {
       relative_path: 'plain',
@@ -300,6 +304,7 @@ describe('save-job', () => {
       include_hidden: false,
       follow_symlinks: false,
       exclude: [],
+      change_detection: 'sizes',
     });
     const marker = readFileSync(join(scanRoot, 'plain', '.upload_dir'), 'utf8');
     assert.doesNotMatch(marker, /plainjob|\*\.tmp|follow_symlinks/);

@@ -84,7 +84,13 @@ describe('marker', () => {
   test('empty, blank and comment-only markers give the defaults', () => {
     for (const text of ['', '  \n\n', '# just a comment\n# another\n', '---\n']) {
       assert.deepEqual(parseMarker(text, 'Photos 2024'), {
-        config: { job_name: 'Photos-2024', include_hidden: true, follow_symlinks: false, exclude: [] },
+        config: {
+          job_name: 'Photos-2024',
+          include_hidden: true,
+          follow_symlinks: false,
+          exclude: [],
+          change_detection: 'sizes',
+        },
         error: null,
       });
     }
@@ -101,12 +107,13 @@ describe('marker', () => {
 
   test('a full marker is read as written', () => {
     const text =
-      'job_name: docs\ninclude_hidden: false\nfollow_symlinks: true\nexclude:\n  - "*.tmp"\n  - cache/\n';
+      'job_name: docs\ninclude_hidden: false\nfollow_symlinks: true\nexclude:\n  - "*.tmp"\n  - cache/\nchange_detection: mtimes\n';
     assert.deepEqual(parseMarker(text, 'x').config, {
       job_name: 'docs',
       include_hidden: false,
       follow_symlinks: true,
       exclude: ['*.tmp', 'cache/'],
+      change_detection: 'mtimes',
     });
     assert.deepEqual(parseMarker('exclude:\n', 'x').config?.exclude, []);
   });
@@ -125,6 +132,8 @@ describe('marker', () => {
       ['job_name: ../etc\n', /job_name must be 1 to 64 characters.*choose another job_name/],
       ['job_name: ".."\n', /job_name must be/],
       ['job_name: 2024\n', /job_name must be text \(quote it/],
+      ['change_detection: content\n', /change_detection must be sizes .* or mtimes/],
+      ['change_detection: true\n', /change_detection must be sizes/],
       [`job_name: ${'a'.repeat(65)}\n`, /job_name must be/],
     ];
     for (const [text, pattern] of cases) {
@@ -142,6 +151,7 @@ describe('marker', () => {
       job_name: 'my.job_1',
       include_hidden: false,
       follow_symlinks: true,
+      change_detection: 'mtimes',
       exclude: [
         '*.log',
         '!keep.log',
@@ -163,7 +173,10 @@ describe('marker', () => {
       include_hidden: true,
       follow_symlinks: false,
       exclude: ['x/'],
+      change_detection: 'sizes',
     });
+    // The default needs no line of its own.
+    assert.equal(serializeMarker({ change_detection: 'sizes' }), '');
   });
 
   test('JobConfigInput is strict and names the field', () => {
@@ -516,7 +529,17 @@ describe('discovery', () => {
         ['a', null, 'job name "same" is already used by b, c; set another job_name'],
         ['b', null, 'job name "same" is already used by a, c; set another job_name'],
         ['c', null, 'job name "same" is already used by a, b; set another job_name'],
-        ['d', { job_name: 'other', include_hidden: true, follow_symlinks: false, exclude: [] }, null],
+        [
+          'd',
+          {
+            job_name: 'other',
+            include_hidden: true,
+            follow_symlinks: false,
+            exclude: [],
+            change_detection: 'sizes',
+          },
+          null,
+        ],
       ],
     );
   });

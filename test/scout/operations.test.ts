@@ -62,6 +62,7 @@ describe('status', () => {
     assert.equal(body.settings?.cron_schedule, TEST_CRON);
     assert.equal(body.settings?.scout_id, body.scout_id);
     assert.match(body.key_fingerprint, HEX64);
+    assert.equal(body.key_saved_at, null, 'nobody has fetched or confirmed the key yet');
     assert.equal(body.uploads_paused, false);
     assert.deepEqual(body.upload_circuit, { state: 'closed', consecutive_failures: 0, retry_at: null });
     assert.equal(body.run_now_requested, false);
@@ -296,6 +297,30 @@ describe('Scout key', () => {
     const current = join(scout.dataDir, 'scout-key');
     assert.equal(readFileSync(current, 'utf8').trim(), reply.body.key_base64);
     assert.equal(statSync(current).mode & 0o777, 0o600);
+  });
+});
+
+describe('key_saved_at', () => {
+  test('set by fetching the key or confirming its fingerprint; a rotation asks again', async () => {
+    assert.match(String((await status()).key_saved_at), ISO, 'the key was fetched above');
+    expectStatus(await admin.post('/api/encryption-key/rotate'), 200);
+    const fresh = await status();
+    assert.equal(fresh.key_saved_at, null, 'the new key has no copy yet');
+    const wrong = await admin.post('/api/encryption-key/confirm', { fingerprint: 'a'.repeat(64) });
+    expectStatus(wrong, 400, /not the current Scout key/);
+    expectStatus(await admin.post('/api/encryption-key/confirm', {}), 400, /fingerprint is required/);
+    const anon = new Client(scout.url);
+    const body = { fingerprint: fresh.key_fingerprint };
+    expectStatus(await anon.post('/api/encryption-key/confirm', body, { token: readToken }), 403);
+    assert.equal((await status()).key_saved_at, null);
+    const confirmed = await admin.post('/api/encryption-key/confirm', {
+      fingerprint: ` ${fresh.key_fingerprint.toUpperCase()} `,
+    });
+    expectStatus(confirmed, 200);
+    assert.match(confirmed.body.key_saved_at, ISO);
+    assert.equal((await status()).key_saved_at, confirmed.body.key_saved_at);
+    await admin.get('/api/encryption-key');
+    assert.equal((await status()).key_saved_at, confirmed.body.key_saved_at, 'the first copy counts');
   });
 });
 

@@ -136,7 +136,7 @@ describe('Restore drills on both dashboards', { skip }, () => {
   test('"Run a drill" on a job runs a real drill; both dashboards show it as last proven restorable', async () => {
     const card = scoutJob(scoutPage);
     await card.getByRole('button', { name: 'Run a drill' }).click();
-    await card.getByRole('status').filter({ hasText: 'Restore drill of docs queued' }).waitFor();
+    await card.getByRole('status').filter({ hasText: 'Restore drill of docs started' }).waitFor();
     await waitIdle(scoutAdmin);
     const drill = await lastDrill();
     assert.equal(drill?.status, 'ok', drill?.error ?? 'a drill ran');
@@ -186,7 +186,7 @@ describe('Restore drills on both dashboards', { skip }, () => {
     await scoutPage.getByRole('button', { name: 'Save Scout settings' }).click();
     assert.match(
       await scoutPage.getByRole('alert').innerText(),
-      /drill_schedule is not a valid cron expression/,
+      /The drill schedule is not a valid cron expression/,
     );
     await field.fill('');
     await scoutPage.getByRole('button', { name: 'Save Scout settings' }).click();
@@ -200,7 +200,11 @@ describe('Restore drills on both dashboards', { skip }, () => {
     assert.equal(settings.drill_schedule, '30 3 * * *');
     assert.equal(settings.scout_id, SCOUT_ID, 'the other settings were kept');
     await scoutPage.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Status' }).click();
-    assert.equal(await scoutPage.getByTestId('drill-schedule').innerText(), '30 3 * * *');
+    assert.equal(
+      await scoutPage.getByTestId('drill-schedule').innerText(),
+      '30 3 * * * · every day at 03:30',
+      'the cron expression with its meaning in words',
+    );
   });
 
   test('no drill passed within twice the schedule: "Not proven recently" (Scout: its schedule, Station: 14 days)', async () => {

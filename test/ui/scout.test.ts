@@ -118,15 +118,16 @@ describe('Scout console', { skip }, () => {
     await nav('Settings').click();
     await page.getByText('No Station token is saved').waitFor();
     await page.getByLabel('Station URL').fill(station.url);
-    await page.getByLabel('Scout credential').fill(credential);
+    await page.getByLabel('Station token', { exact: true }).fill(credential);
     await page.getByLabel('Scout ID').fill(SCOUT_ID);
     await page.getByRole('button', { name: 'Save Scout settings' }).click();
-    await page.getByText('Saved.', { exact: true }).waitFor();
+    // Saving tests the connection and says what the Station answered, not just "Saved.".
+    await page.getByText('Saved. The Station answered and accepted the token.').waitFor();
     assert.match(
       await page.getByTestId('credential-state').innerText(),
       /A Station token is saved \(not shown\)/,
     );
-    assert.equal(await page.getByLabel('Scout credential').inputValue(), '');
+    assert.equal(await page.getByLabel('Station token', { exact: true }).inputValue(), '');
     assert.ok(!(await page.content()).includes(credential), 'the token is nowhere in the page');
     const saved = (await scoutAdmin.get('/api/settings')).body.settings;
     assert.equal(saved.station_url, station.url);
@@ -134,9 +135,13 @@ describe('Scout console', { skip }, () => {
     assert.equal(saved.scout_id, SCOUT_ID);
 
     // Saving again with the token field empty keeps the token; the schedule moves.
-    await page.getByLabel('Cron schedule').fill('30 1 29 2 *');
-    await page.getByRole('button', { name: 'Save Scout settings' }).click();
-    await page.getByText('Saved.', { exact: true }).waitFor();
+    await page.getByLabel('Backup schedule (cron)').fill('30 1 29 2 *');
+    await Promise.all([
+      page.waitForResponse((r) => r.url().endsWith('/api/station/check')),
+      page.getByRole('button', { name: 'Save Scout settings' }).click(),
+    ]);
+    await page.getByText('Saved. The Station answered and accepted the token.').waitFor();
+    assert.equal(await page.getByTestId('cron-words').innerText(), 'on 29 February at 01:30');
     const after = await status();
     assert.equal(after.settings?.scout_credential, credential);
     assert.equal(after.scheduler.cron_schedule, '30 1 29 2 *');
@@ -148,10 +153,13 @@ describe('Scout console', { skip }, () => {
     await screenshot(page, 'scout-settings');
 
     // A bad cron expression: the server's detail, next to the form.
-    await page.getByLabel('Cron schedule').fill('every hour');
+    await page.getByLabel('Backup schedule (cron)').fill('every hour');
     await page.getByRole('button', { name: 'Save Scout settings' }).click();
     await alert().waitFor();
-    assert.match(await alert().innerText(), /cron_schedule is not a valid cron expression/);
+    assert.match(
+      await alert().innerText(),
+      /The backup schedule is not a valid cron expression.*\(cron_schedule\)/s,
+    );
     assert.equal((await status()).scheduler.cron_schedule, '30 1 29 2 *', 'nothing saved');
 
     // The status page now reaches the Station with the token.
@@ -244,8 +252,9 @@ describe('Scout console', { skip }, () => {
   });
 
   test('run now uploads to the Station; the progress bar moves while it runs', async () => {
-    await nav('Jobs').click();
-    await job('docs').getByRole('button', { name: 'Run now' }).click();
+    // "Back up all jobs now" on Status (a job card's "Back up now" backs up that job only).
+    await nav('Status').click();
+    await page.getByRole('button', { name: 'Back up all jobs now' }).click();
     const progress = page.getByRole('progressbar', { name: 'Operation progress' });
     await progress.waitFor();
     const samples: Sample[] = [];

@@ -68,18 +68,18 @@ describe('Station dashboard and Scout console together', { skip }, () => {
     // Console: paste it into the settings with the Station's address.
     await console_.getByRole('link', { name: 'Settings', exact: true }).click();
     await console_.getByLabel('Station URL').fill(station.url);
-    await console_.getByLabel('Scout credential').fill(credential);
+    await console_.getByLabel('Station token', { exact: true }).fill(credential);
     await console_.getByRole('button', { name: 'Save Scout settings' }).click();
-    await console_.getByText('Saved.', { exact: true }).waitFor();
+    await console_.getByText('Saved. The Station answered and accepted the token.').waitFor();
 
     // The dashboard shows no job yet.
     await dashboard.getByRole('link', { name: 'Overview' }).click();
     await dashboard.getByRole('heading', { name: 'Storage' }).first().waitFor();
     assert.equal(await dashboard.getByLabel(`Job ${JOB}`).count(), 0);
 
-    // Console: Run now on the job, and wait until the cycle is over.
+    // Console: Back up now on the job, and wait until the cycle is over.
     await console_.getByRole('link', { name: 'Jobs' }).click();
-    await console_.getByRole('article', { name: JOB }).getByRole('button', { name: 'Run now' }).click();
+    await console_.getByRole('article', { name: JOB }).getByRole('button', { name: 'Back up now' }).click();
     const scoutApi = new Client(scout.url);
     assert.equal((await scoutApi.login('admin', ADMIN_PASSWORD)).status, 200);
     await waitIdle(scoutApi);

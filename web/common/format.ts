@@ -44,7 +44,7 @@ export function relativeTime(value: string | number | Date, now = Date.now()): s
 /** "20:48" today, "24 Nov, 20:48" on another day: when something happened, briefly. */
 export function shortTime(value: string | number | Date, now = new Date()): string {
   const date = toDate(value);
-  const time = date.toLocaleTimeString([], { hour: '2-digit', minute: '2-digit' });
+  const time = date.toLocaleTimeString([], { hour: '2-digit', minute: '2-digit', hourCycle: 'h23' });
   if (date.toDateString() === now.toDateString()) return time;
   return `${date.toLocaleDateString([], { day: 'numeric', month: 'short' })}, ${time}`;
 }

@@ -1,14 +1,18 @@
 import type { ComponentChildren, JSX } from 'preact';
 import { useId, useState } from 'preact/hooks';
 import { errorText } from './api.ts';
+import { describeCron } from './cron.ts';
+import { inWords } from './field-words.ts';
 import { localTime, relativeTime } from './format.ts';
 
 /** An API error's `detail`, announced to screen readers, shown where it happened. */
 export function ErrorText({ error }: { error: string | null | undefined }) {
   if (!error) return null;
+  const { text, field } = inWords(error);
   return (
     <p class="error" role="alert">
-      {error}
+      {text}
+      {field ? <small class="api-name"> ({field})</small> : null}
     </p>
   );
 }
@@ -234,5 +238,16 @@ export function TableHead({ columns, actions = false }: { columns: string[]; act
         )}
       </tr>
     </thead>
+  );
+}
+
+/** A cron expression with its plain-words meaning beside it ("0 * * * *" · every hour, on the hour). */
+export function Cron({ expression }: { expression: string }) {
+  const words = describeCron(expression);
+  return (
+    <span class="cron">
+      <code>{expression}</code>
+      {words ? <span class="muted"> · {words}</span> : null}
+    </span>
   );
 }

@@ -94,7 +94,7 @@ export function FolderContents({
   if (browse.entries.length === 0) return <p class="muted">This folder is empty.</p>;
   return (
     <div class="table-wrap">
-      <table>
+      <table class="contents">
         <caption class="visually-hidden">Contents of {browse.relative_path}</caption>
         <thead>
           <tr>

@@ -71,12 +71,13 @@ export function FolderPage({
   return (
     <>
       <Crumbs relativePath={relativePath} />
-      <h1>{relativePath === '.' ? 'Scan root' : relativePath}</h1>
+      <h1 class="folder-title">{relativePath === '.' ? 'Scan root' : relativePath}</h1>
       <OperationCard status={status} />
       {job ? (
         <>
           <p id="run-now-hint" class="hint">
-            Run now starts a backup cycle for all jobs; jobs whose files did not change are skipped.
+            Back up now backs up this job if its files changed; Force send uploads a fresh snapshot even when
+            nothing seems changed.
           </p>
           <JobCard dir={job} status={status} onChanged={refresh} heading="h2" />
         </>
@@ -92,7 +93,13 @@ export function FolderPage({
       ) : null}
       {user.is_admin && !insideOther && dirs !== null && browse.data !== null ? (
         <Section title="Job settings (.upload_dir)">
-          <MarkerEditor key={`${editorVersion}`} relativePath={relativePath} dir={job} onSaved={refresh} />
+          <MarkerEditor
+            key={`${editorVersion}`}
+            relativePath={relativePath}
+            dir={job}
+            onSaved={refresh}
+            freshDays={status.data?.settings?.force_send_every_days}
+          />
         </Section>
       ) : null}
       <Section title="Contents" actions={<FolderSize relativePath={relativePath} />}>

@@ -8,7 +8,7 @@ import { linkClick } from '../common/router.ts';
 import { useSession } from '../common/session.tsx';
 import { ErrorText, Notice, Time, useAction } from '../common/ui.tsx';
 import { folderUrl, jobLabel } from './paths.ts';
-import type { StatusPoll } from './status.ts';
+import { type StatusPoll, useWhenIdle } from './status.ts';
 import type { Directory, OperationReply } from './types.ts';
 
 const STATUS_BADGES: Record<string, [string, string]> = {
@@ -20,9 +20,18 @@ const STATUS_BADGES: Record<string, [string, string]> = {
   cancelled: ['warn', 'cancelled'],
 };
 
+/**
+ * A failure that no longer holds: "no Station configured" from before the Station was set. The
+ * job is then waiting for its next backup, not failed.
+ */
+export function staleFailure(dir: Directory, stationSet: boolean): boolean {
+  return stationSet && dir.state.last_status === 'failed' && dir.state.last_error_code === 'not_configured';
+}
+
 /** The job's last result, and for a failure why, as a badge chosen by its `last_error_code`. */
-export function StatusBadge({ dir }: { dir: Directory }) {
+export function StatusBadge({ dir, stationSet = false }: { dir: Directory; stationSet?: boolean }) {
   if (dir.config_error) return <span class="badge bad">marker not valid</span>;
+  if (staleFailure(dir, stationSet)) return <span class="badge warn">waiting for the next backup</span>;
   const [tone, text] = STATUS_BADGES[dir.state.last_status] ?? ['', dir.state.last_status];
   const code = dir.state.last_status === 'failed' ? (dir.state.last_error_code ?? null) : null;
   const reason = code ? codeBadge(code) : null;
@@ -45,6 +54,36 @@ export function StatusBadge({ dir }: { dir: Directory }) {
     </>
   );
 }
+
+/**
+ * Which change detection the job uses and when its files were last read in full (its newest
+ * snapshot): with `sizes`, a same-size edit waits for the next fresh snapshot.
+ */
+export function Detection({ dir, freshDays }: { dir: Directory; freshDays: number | undefined }) {
+  if (!dir.config) return null;
+  const mtimes = dir.config.change_detection === 'mtimes';
+  return (
+    <>
+      <dt>Change detection</dt>
+      <dd data-testid="change-detection">
+        {mtimes ? 'names, sizes and modification times' : 'names and sizes'}{' '}
+        <small class="api-name">({mtimes ? 'mtimes' : 'sizes'})</small>
+      </dd>
+      <dt>Last full snapshot</dt>
+      <dd data-testid="last-full-snapshot">
+        {dir.state.last_snapshot_at ? <Time value={dir.state.last_snapshot_at} /> : 'none yet'}
+        {freshDays === undefined ? null : freshDays > 0 ? (
+          <small class="muted"> · a fresh one at least every {freshDays} days</small>
+        ) : (
+          <small class="muted"> · no fresh one is forced (force_send_every_days is 0)</small>
+        )}
+      </dd>
+    </>
+  );
+}
+
+/** What replaces a stale "no Station configured" error. */
+export const STALE_NOTE = 'The Station is set now: the next cycle (or Back up now) uploads this job.';
 
 /**
  * "An archive from 20:48 is waiting": the next cycle uploads it first (it holds the files as
@@ -106,11 +145,15 @@ export function JobCard({
   const op = status.data?.operation ?? null;
   const mine = op !== null && op.job_name === dir.config?.job_name;
   const Heading = heading;
+  const stationSet = status.data?.station.configured ?? false;
   // The Scout's own drill_schedule (hidden from non-admins: then the default weekly one). A job
   // never drilled is flagged once its last successful backup is older than twice the period.
   const schedule = status.data?.settings?.drill_schedule;
   const period = schedule === undefined ? WEEKLY_DAYS : cronPeriodDays(schedule);
   const drillFlag = drillBadge(dir.state.last_drill, period, dir.state.last_success_at);
+
+  // What was started is said while it runs; once the Scout is idle again the job's state says the rest.
+  useWhenIdle(status.busy, () => setMessage(null));
 
   async function start(label: string, call: () => Promise<OperationReply>, queued: string) {
     setMessage(null);
@@ -135,7 +178,7 @@ export function JobCard({
             {name}
           </a>
         </Heading>
-        <StatusBadge dir={dir} />
+        <StatusBadge dir={dir} stationSet={stationSet} />
       </header>
       <dl class="facts">
         <dt>Folder</dt>
@@ -151,7 +194,8 @@ export function JobCard({
           <Time value={dir.state.last_success_at} />
         </dd>
         <dt>Last snapshot</dt>
-        <dd>{dir.state.last_stored_as ? <code>{dir.state.last_stored_as}</code> : '—'}</dd>
+        <dd>{dir.state.last_stored_as ? <code class="filename">{dir.state.last_stored_as}</code> : '—'}</dd>
+        <Detection dir={dir} freshDays={status.data?.settings?.force_send_every_days} />
         <ProvenRestorable drill={dir.state.last_drill} badge={drillFlag} />
         <SkippedFacts dir={dir} />
         {dir.state.staged ? (
@@ -168,7 +212,9 @@ export function JobCard({
           <strong>Marker not valid:</strong> {dir.config_error}
         </p>
       ) : null}
-      {dir.state.last_error ? (
+      {staleFailure(dir, stationSet) ? (
+        <p class="muted">{STALE_NOTE}</p>
+      ) : dir.state.last_error ? (
         <p class="error">
           <strong>Last error:</strong> {dir.state.last_error}
         </p>
@@ -177,17 +223,18 @@ export function JobCard({
         <button
           type="button"
           class="primary"
-          disabled={action.busy}
+          disabled={action.busy || dir.config === null || status.busy}
           aria-describedby="run-now-hint"
           onClick={() =>
             start(
-              'Run now',
-              () => api.post<OperationReply>('/api/run-now'),
-              'Backup cycle queued: every job whose files changed is backed up.',
+              'Back up now',
+              () =>
+                api.post<OperationReply>('/api/directories/run-now', { relative_path: dir.relative_path }),
+              `Backup of ${name} started: it is uploaded if its files changed.`,
             )
           }
         >
-          Run now
+          Back up now
         </button>
         <button
           type="button"
@@ -196,7 +243,7 @@ export function JobCard({
             start(
               'Run a drill',
               () => api.post<OperationReply>('/api/drills/run', { relative_path: dir.relative_path }),
-              `Restore drill of ${name} queued: its newest snapshot is read back from the Station.`,
+              `Restore drill of ${name} started: its newest snapshot is read back from the Station.`,
             )
           }
         >
@@ -214,13 +261,18 @@ export function JobCard({
                     api.post<OperationReply>('/api/directories/force-send', {
                       relative_path: dir.relative_path,
                     }),
-                  `Forced upload of ${name} queued.`,
+                  `Fresh snapshot of ${name} started.`,
                 )
               }
             >
               Force send
             </button>
-            <button type="button" disabled={action.busy} onClick={() => setConfirm('clear')}>
+            <button
+              type="button"
+              disabled={action.busy || !dir.state.staged}
+              title={dir.state.staged ? undefined : 'No archive is waiting for this job'}
+              onClick={() => setConfirm('clear')}
+            >
               Clear staged
             </button>
             {mine ? (
@@ -238,8 +290,13 @@ export function JobCard({
                 Cancel
               </button>
             ) : null}
-            <button type="button" class="danger" disabled={action.busy} onClick={() => setConfirm('delete')}>
-              Delete job
+            <button
+              type="button"
+              class="danger-outline delete-job"
+              disabled={action.busy}
+              onClick={() => setConfirm('delete')}
+            >
+              Delete job…
             </button>
           </>
         ) : null}

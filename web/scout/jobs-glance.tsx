@@ -2,48 +2,67 @@
  * The first thing the Scout console shows: every job with its last result (failed ones first),
  * when it last succeeded, its newest snapshot's size, the next scheduled run and "Back up now".
  */
-import { useState } from 'preact/hooks';
 import { api } from '../common/api.ts';
 import { formatBytes, localTime } from '../common/format.ts';
 import type { Polled } from '../common/poll.ts';
 import { linkClick } from '../common/router.ts';
-import { ErrorText, Notice, Section, TableHead, Time, useAction } from '../common/ui.tsx';
-import { StagedLine, StatusBadge } from './job-card.tsx';
+import { ErrorText, Section, TableHead, Time, useAction } from '../common/ui.tsx';
+import { STALE_NOTE, StagedLine, StatusBadge, staleFailure } from './job-card.tsx';
 import { folderUrl, jobLabel } from './paths.ts';
 import type { StatusPoll } from './status.ts';
 import type { Directory, DirectoryList, OperationReply } from './types.ts';
 
 /** Failed (or a marker not valid) first, then cancelled, never run, and the jobs that are fine. */
-function rank(dir: Directory): number {
-  if (dir.config_error || dir.state.last_status === 'failed') return 0;
+function rank(dir: Directory, stationSet: boolean): number {
+  if (dir.config_error || (dir.state.last_status === 'failed' && !staleFailure(dir, stationSet))) return 0;
   if (dir.state.last_status === 'cancelled') return 1;
-  if (dir.state.last_status === 'never_run') return 2;
+  if (dir.state.last_success_at === null) return 2;
   return 3;
 }
 
-export function sortedJobs(directories: Directory[]): Directory[] {
-  return [...directories].sort((a, b) => rank(a) - rank(b) || jobLabel(a).localeCompare(jobLabel(b)));
+export function sortedJobs(directories: Directory[], stationSet: boolean): Directory[] {
+  return [...directories].sort(
+    (a, b) => rank(a, stationSet) - rank(b, stationSet) || jobLabel(a).localeCompare(jobLabel(b)),
+  );
 }
 
-/** One line answering "are my backups OK?". */
-function Verdict({ jobs }: { jobs: Directory[] }) {
-  const failed = jobs.filter((d) => rank(d) === 0).length;
-  const never = jobs.filter((d) => d.state.last_status === 'never_run' && !d.config_error).length;
+const jobsWord = (n: number) => `${n} job${n === 1 ? '' : 's'}`;
+
+/**
+ * One line answering "are my backups OK?", true at every moment: a job counts as backed up
+ * only once a snapshot of it is on the Station (last_success_at), never while its first
+ * backup runs, and nothing counts without a Station.
+ */
+function Verdict({ jobs, status }: { jobs: Directory[]; status: StatusPoll }) {
+  const stationSet = status.data?.station.configured ?? false;
+  const failed = jobs.filter((d) => rank(d, stationSet) === 0).length;
+  const notYet = jobs.filter((d) => rank(d, stationSet) !== 0 && d.state.last_success_at === null).length;
+  const running = status.busy ? ' A backup is running now.' : '';
   if (failed > 0)
     return (
       <p class="verdict bad" data-testid="verdict">
-        {failed} of {jobs.length} job{jobs.length === 1 ? '' : 's'} failed: see below.
+        {failed} of {jobsWord(jobs.length)} failed: see below.
       </p>
     );
-  if (never > 0)
+  if (!stationSet)
     return (
       <p class="verdict warn" data-testid="verdict">
-        {never} of {jobs.length} job{jobs.length === 1 ? '' : 's'} not backed up yet.
+        No Station is set, so nothing is backed up off this host yet:{' '}
+        <a href="/settings" onClick={(event) => linkClick(event, '/settings')}>
+          set the Station
+        </a>
+        .{running}
+      </p>
+    );
+  if (notYet > 0)
+    return (
+      <p class="verdict warn" data-testid="verdict">
+        {notYet} of {jobsWord(jobs.length)} not backed up yet.{running}
       </p>
     );
   return (
     <p class="verdict ok" data-testid="verdict">
-      All {jobs.length} job{jobs.length === 1 ? '' : 's'} backed up.
+      All {jobsWord(jobs.length)} backed up.{running}
     </p>
   );
 }
@@ -51,10 +70,16 @@ function Verdict({ jobs }: { jobs: Directory[] }) {
 export function JobsGlance({ status, dirs }: { status: StatusPoll; dirs: Polled<DirectoryList> }) {
   const list = dirs.data;
   const next = status.data?.scheduler.next_run_at ?? null;
-  const jobs = list ? sortedJobs(list.directories) : [];
+  const stationSet = status.data?.station.configured ?? false;
+  const jobs = list ? sortedJobs(list.directories, stationSet) : [];
   return (
     <Section title="Backups">
       <ErrorText error={dirs.error} />
+      {status.data?.scan_root_problem ? (
+        <p class="error" data-testid="scan-root-problem">
+          No job can be found: {status.data.scan_root_problem}.
+        </p>
+      ) : null}
       {list === null ? (
         dirs.error ? null : (
           <p aria-busy="true">Loading…</p>
@@ -70,7 +95,7 @@ export function JobsGlance({ status, dirs }: { status: StatusPoll; dirs: Polled<
         </p>
       ) : (
         <>
-          <Verdict jobs={jobs} />
+          <Verdict jobs={jobs} status={status} />
           <div class="table-wrap">
             <table class="stack jobs-glance">
               <caption class="visually-hidden">Backup jobs, failed first</caption>
@@ -109,11 +134,13 @@ function JobLine({
   onChanged: () => Promise<void>;
 }) {
   const action = useAction();
-  const [queued, setQueued] = useState(false);
   const name = jobLabel(dir);
-  const error = dir.config_error ?? (dir.state.last_status === 'failed' ? dir.state.last_error : null);
+  const stationSet = status.data?.station.configured ?? false;
+  const stale = staleFailure(dir, stationSet);
+  const error =
+    dir.config_error ?? (dir.state.last_status === 'failed' && !stale ? dir.state.last_error : null);
   return (
-    <tr data-job={dir.relative_path} class={rank(dir) === 0 ? 'failed' : undefined}>
+    <tr data-job={dir.relative_path} class={rank(dir, stationSet) === 0 ? 'failed' : undefined}>
       <th scope="row" class="name">
         <a
           href={folderUrl(dir.relative_path)}
@@ -123,8 +150,9 @@ function JobLine({
         </a>
       </th>
       <td data-label="Last result">
-        <StatusBadge dir={dir} />
+        <StatusBadge dir={dir} stationSet={stationSet} />
         {error ? <small class="job-error">{error}</small> : null}
+        {stale ? <small class="muted job-staged">{STALE_NOTE}</small> : null}
         {dir.state.staged ? (
           <small class="muted job-staged" data-testid="staged">
             <StagedLine dir={dir} />
@@ -146,6 +174,18 @@ function JobLine({
         ) : (
           '—'
         )}
+        {dir.config ? (
+          <small class="muted job-staged" data-testid="snapshot-detection">
+            {dir.state.last_snapshot_at ? (
+              <>
+                files read <Time value={dir.state.last_snapshot_at} />
+              </>
+            ) : (
+              'no snapshot yet'
+            )}{' '}
+            · changes by {dir.config.change_detection === 'mtimes' ? 'size and time' : 'size'}
+          </small>
+        ) : null}
       </td>
       <td data-label="Next run">{next ? <Time value={next} /> : '—'}</td>
       <td class="row-actions">
@@ -155,19 +195,17 @@ function JobLine({
           aria-label={`Back up ${name} now`}
           title={next ? `Otherwise the next cycle runs ${localTime(next)}` : undefined}
           onClick={async () => {
-            setQueued(false);
             const reply = await action.run(() =>
               api.post<OperationReply>('/api/directories/run-now', { relative_path: dir.relative_path }),
             );
             if (reply?.status === 'already_running')
               action.setError('An operation is already running; nothing extra was scheduled.');
-            else if (reply) setQueued(true);
+            // Started: the operation card above shows it, and the row's result when it ends.
             await Promise.all([status.reload(), onChanged()]);
           }}
         >
           Back up now
         </button>
-        {queued && status.busy ? <Notice>Queued.</Notice> : null}
         <ErrorText error={action.error} />
       </td>
     </tr>

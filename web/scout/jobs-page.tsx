@@ -17,6 +17,7 @@ export function JobsPage({ subPath }: { subPath: string }) {
   useWhenIdle(status.busy, () => void dirs.reload());
   const drillAll = useAction();
   const [drillQueued, setDrillQueued] = useState(false);
+  useWhenIdle(status.busy, () => setDrillQueued(false));
   const folder = folderOf(subPath);
   if (folder !== null) {
     return (
@@ -56,11 +57,13 @@ export function JobsPage({ subPath }: { subPath: string }) {
         }
       >
         <p id="run-now-hint" class="hint">
-          Run now starts a backup cycle for all jobs; jobs whose files did not change are skipped. Force send
-          uploads a fresh snapshot of one job even when nothing changed. A restore drill reads a job's newest
-          snapshot back from the Station to the end, writing nothing, to prove it restores.
+          Back up now backs up that one job if its files changed (Status has Back up all jobs now). Force send
+          uploads a fresh snapshot of the job even when nothing seems changed. A restore drill reads a job's
+          newest snapshot back from the Station to the end, writing nothing, to prove it restores.
         </p>
-        {drillQueued ? <Notice>Restore drill of every job with a snapshot queued.</Notice> : null}
+        {drillQueued && status.busy ? (
+          <Notice>Restore drill of every job with a snapshot started.</Notice>
+        ) : null}
         <ErrorText error={drillAll.error} />
         <ErrorText error={dirs.error} />
         {list?.discovering ? <Notice>Still searching the scan root for jobs…</Notice> : null}

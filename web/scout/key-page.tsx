@@ -1,37 +1,46 @@
 import { useState } from 'preact/hooks';
 import { api } from '../common/api.ts';
 import { ConfirmDialog } from '../common/dialog.tsx';
-import { CopyButton, ErrorText, Notice, Section, useAction } from '../common/ui.tsx';
+import { CopyButton, ErrorText, Field, Notice, Section, Time, useAction } from '../common/ui.tsx';
+import { downloadKeyFile, fetchKey as getKey, type ScoutKey } from './key-file.ts';
 import { useScoutStatus } from './status.ts';
 
-interface ScoutKey {
-  fingerprint: string;
-  key_base64: string;
-  age_identity: string;
-  age_recipient: string;
-}
-
-/** The key as an age identity file: `age -d -i <file>` decrypts this Scout's snapshots. */
-function identityFile(key: ScoutKey, scoutId: string): string {
-  return [
-    key.age_identity,
-    `# backupd Scout key of ${scoutId}`,
-    `# fingerprint: ${key.fingerprint}`,
-    `# public key: ${key.age_recipient}`,
-    `# Scout key (base64url, for a restore on another Scout): ${key.key_base64}`,
-    '',
-  ].join('\n');
-}
-
-function download(name: string, text: string): void {
-  const url = URL.createObjectURL(new Blob([text], { type: 'text/plain' }));
-  const link = document.createElement('a');
-  link.href = url;
-  link.download = name;
-  document.body.append(link);
-  link.click();
-  link.remove();
-  setTimeout(() => URL.revokeObjectURL(url), 10_000);
+/** "I already keep a copy": its fingerprint, checked against the key (POST /api/encryption-key/confirm). */
+function ConfirmCopy({ onConfirmed }: { onConfirmed: () => Promise<void> }) {
+  const [fingerprint, setFingerprint] = useState('');
+  const action = useAction();
+  return (
+    <Section title="Already keep a copy?">
+      <form
+        onSubmit={async (event) => {
+          event.preventDefault();
+          const reply = await action.run(() =>
+            api.post('/api/encryption-key/confirm', { fingerprint: fingerprint.trim() }),
+          );
+          if (reply) await onConfirmed();
+        }}
+      >
+        <Field
+          label="Fingerprint of your copy"
+          value={fingerprint}
+          onInput={setFingerprint}
+          spellcheck={false}
+          autoComplete="off"
+          hint={
+            <>
+              The <code># fingerprint:</code> line of the key file you keep. It must match the key above.
+            </>
+          }
+        />
+        <ErrorText error={action.error} />
+        <div class="actions">
+          <button type="submit" disabled={action.busy || fingerprint.trim() === ''}>
+            Confirm my copy
+          </button>
+        </div>
+      </form>
+    </Section>
+  );
 }
 
 /** `/key`: the Scout key's fingerprint, reveal, download as an age identity, and rotation. */
@@ -46,8 +55,9 @@ export function KeyPage() {
   const fingerprint = key?.fingerprint ?? status.data?.key_fingerprint ?? null;
 
   async function fetchKey(): Promise<ScoutKey> {
-    const fresh = await api.get<ScoutKey>('/api/encryption-key');
+    const fresh = await getKey();
     setKey(fresh);
+    void status.reload();
     return fresh;
   }
 
@@ -59,6 +69,18 @@ export function KeyPage() {
           <dt>Fingerprint</dt>
           <dd>
             <code data-testid="key-fingerprint">{fingerprint ?? '…'}</code>
+          </dd>
+          <dt>Copy kept</dt>
+          <dd data-testid="key-saved">
+            {status.data?.key_saved_at ? (
+              <>
+                yes: fetched or confirmed <Time value={status.data.key_saved_at} />
+              </>
+            ) : status.data ? (
+              <span class="badge warn">not yet</span>
+            ) : (
+              '…'
+            )}
           </dd>
         </dl>
         <p class="key-warning">
@@ -86,12 +108,11 @@ export function KeyPage() {
             class="primary"
             disabled={action.busy}
             onClick={async () => {
-              const fresh = await action.run(fetchKey);
-              if (fresh)
-                download(
-                  `backupd-scout-key-${scoutId}-${fresh.fingerprint.slice(0, 8)}.txt`,
-                  identityFile(fresh, scoutId),
-                );
+              const fresh = await action.run(() => downloadKeyFile(scoutId));
+              if (fresh) {
+                setKey(fresh);
+                await status.reload();
+              }
             }}
           >
             Download key file
@@ -122,6 +143,7 @@ export function KeyPage() {
           </div>
         ) : null}
       </Section>
+      {status.data && !status.data.key_saved_at ? <ConfirmCopy onConfirmed={status.reload} /> : null}
       <Section title="Rotate the key">
         <p>
           Rotating makes a new key for every snapshot from now on. Snapshots already made stay encrypted with

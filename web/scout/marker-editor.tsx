@@ -1,24 +1,28 @@
 import { useState } from 'preact/hooks';
 import { api } from '../common/api.ts';
 import { Checkbox, ErrorText, Field, Notice, useAction } from '../common/ui.tsx';
-import type { Directory, JobConfig } from './types.ts';
+import type { ChangeDetection, Directory, JobConfig } from './types.ts';
 
 /** Edits a folder's `.upload_dir` marker; saving replaces it (and makes the folder a job). */
 export function MarkerEditor({
   relativePath,
   dir,
   onSaved,
+  freshDays,
 }: {
   relativePath: string;
   /** The job here, or undefined when the folder is not a job yet. */
   dir: Directory | undefined;
   onSaved: (saved: Directory) => unknown;
+  /** The Scout's force_send_every_days, when known. */
+  freshDays?: number;
 }) {
   const config = dir?.config;
   const [jobName, setJobName] = useState(config?.job_name ?? '');
   const [includeHidden, setIncludeHidden] = useState(config?.include_hidden ?? true);
   const [followSymlinks, setFollowSymlinks] = useState(config?.follow_symlinks ?? false);
   const [exclude, setExclude] = useState((config?.exclude ?? []).join('\n'));
+  const [detection, setDetection] = useState<ChangeDetection>(config?.change_detection ?? 'sizes');
   const [saved, setSaved] = useState<Directory | null>(null);
   const action = useAction();
   const configError = saved ? saved.config_error : (dir?.config_error ?? null);
@@ -32,6 +36,7 @@ export function MarkerEditor({
         const next: Partial<JobConfig> = {
           include_hidden: includeHidden,
           follow_symlinks: followSymlinks,
+          change_detection: detection,
           exclude: exclude
             .split('\n')
             .map((line) => line.trim())
@@ -82,6 +87,23 @@ export function MarkerEditor({
         onChange={setIncludeHidden}
       />
       <Checkbox label="Follow symbolic links" checked={followSymlinks} onChange={setFollowSymlinks} />
+      <div class="field">
+        <label for="change-detection">What counts as a change</label>
+        <select
+          id="change-detection"
+          value={detection}
+          aria-describedby="change-detection-hint"
+          onChange={(event) => setDetection((event.target as HTMLSelectElement).value as ChangeDetection)}
+        >
+          <option value="sizes">File names and sizes (sizes)</option>
+          <option value="mtimes">Also modification times (mtimes)</option>
+        </select>
+        <small id="change-detection-hint" class="hint">
+          With sizes, an edit that keeps a file's size (a database, a VM image, many documents) is not seen
+          until the next fresh snapshot (Settings: every {freshDays ?? 7} days). With mtimes, any edit that
+          touches the file's time makes a new snapshot.
+        </small>
+      </div>
       <div class="field">
         <label for="exclude-patterns">Exclude patterns</label>
         <textarea

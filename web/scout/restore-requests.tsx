@@ -136,14 +136,14 @@ function RequestRow({
   const pending = request.status === 'pending';
   return (
     <tr>
-      <td>
+      <td data-label="Requested">
         <Time value={request.created_at} />
       </td>
-      <td>{request.job_name}</td>
-      <td>
-        <code>{request.filename}</code>
+      <td data-label="Job">{request.job_name}</td>
+      <td class="notes" data-label="Snapshot">
+        <code class="filename">{request.filename}</code>
       </td>
-      <td>
+      <td data-label="Made by">
         {foreign ? (
           <>
             {request.source_scout_id} <small class="muted">({request.source_instance_id.slice(0, 8)}…)</small>
@@ -152,7 +152,7 @@ function RequestRow({
           'this Scout'
         )}
       </td>
-      <td>
+      <td data-label="Status">
         <span class={`badge ${BADGES[request.status] ?? ''}`}>{request.status}</span>
         {pending && request.expires_at ? (
           <small class="muted">
@@ -161,7 +161,7 @@ function RequestRow({
           </small>
         ) : null}
       </td>
-      <td>
+      <td class="row-actions">
         {pending && user.is_admin ? (
           <div class="actions">
             <button type="button" class="primary" onClick={() => setAccepting(true)}>
@@ -223,7 +223,7 @@ export function RestoreRequests({ status }: { status: StatusPoll }) {
         <p class="muted">No restore requests.</p>
       ) : (
         <div class="table-wrap">
-          <table>
+          <table class="stack">
             <TableHead columns={['Requested', 'Job', 'Snapshot', 'Made by', 'Status']} actions />
             <tbody>
               {list.map((request) => (

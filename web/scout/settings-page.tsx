@@ -1,10 +1,36 @@
 import { useEffect, useState } from 'preact/hooks';
 import { api, errorText } from '../common/api.ts';
+import { describeCron } from '../common/cron.ts';
 import { localTime } from '../common/format.ts';
 import { useSession } from '../common/session.tsx';
 import { Checkbox, ErrorText, Field, Notice, Section, Time, useAction } from '../common/ui.tsx';
 import { useScoutStatus } from './status.ts';
-import type { ScoutSettings } from './types.ts';
+import type { ScoutSettings, StationContact } from './types.ts';
+
+interface Outcome {
+  tone: 'ok' | 'bad';
+  text: string;
+}
+
+/** What saving the Station settings found when the Scout asked the Station. */
+function contactResult(contact: StationContact): Outcome {
+  if (!contact.reachable)
+    return {
+      tone: 'bad',
+      text: `Saved, but the Station cannot be reached at this address: ${contact.detail ?? 'no answer'}. Check the URL and port.`,
+    };
+  if (contact.code === null || contact.code === 'not_bound')
+    return { tone: 'ok', text: 'Saved. The Station answered and accepted the token.' };
+  if (contact.code === 'token_rejected')
+    return {
+      tone: 'bad',
+      text: `Saved, but the Station refused the token: ${contact.detail ?? 'mint a new one'}.`,
+    };
+  return {
+    tone: 'bad',
+    text: `Saved, but the Station answered with a problem: ${contact.detail ?? contact.code}.`,
+  };
+}
 
 /**
  * The Scout's own part of Settings (admins only): the Station address, the Station token (`scout_credential`, never shown
@@ -28,7 +54,9 @@ function ScoutSettingsForm() {
   const [scoutId, setScoutId] = useState('');
   const [cron, setCron] = useState('');
   const [drillCron, setDrillCron] = useState('');
-  const [done, setDone] = useState(false);
+  const [freshDays, setFreshDays] = useState('7');
+  const [done, setDone] = useState<Outcome | null>(null);
+  const [checking, setChecking] = useState(false);
   const action = useAction();
 
   function show(settings: ScoutSettings) {
@@ -37,6 +65,7 @@ function ScoutSettingsForm() {
     setScoutId(settings.scout_id);
     setCron(settings.cron_schedule);
     setDrillCron(settings.drill_schedule ?? '');
+    setFreshDays(String(settings.force_send_every_days ?? 7));
     setCredential('');
     setRemoveCredential(false);
   }
@@ -61,11 +90,23 @@ function ScoutSettingsForm() {
   return (
     <>
       <Section title="Station and schedule">
+        <dl class="facts">
+          <dt>Scan root</dt>
+          <dd>
+            <code data-testid="settings-scan-root">{status.data?.scan_root ?? '…'}</code>
+            <small class="hint">
+              {' '}
+              The folder whose sub-folders are backed up. It is set when the Scout starts (
+              <code>SCAN_ROOT</code>
+              ), not here.
+            </small>
+          </dd>
+        </dl>
         <form
           aria-label="Scout settings"
           onSubmit={async (event) => {
             event.preventDefault();
-            setDone(false);
+            setDone(null);
             const token = credential.trim();
             const reply = await action.run(() =>
               api.post<{ settings: ScoutSettings }>('/api/settings', {
@@ -74,11 +115,25 @@ function ScoutSettingsForm() {
                 scout_id: scoutId.trim(),
                 cron_schedule: cron.trim(),
                 drill_schedule: drillCron.trim(),
+                force_send_every_days: freshDays.trim() === '' ? 7 : Number(freshDays.trim()),
               }),
             );
             if (!reply) return;
             show(reply.settings);
-            setDone(true);
+            setDone(null);
+            // Saying "Saved." is not enough for a Station address: ask the Station now.
+            if (reply.settings.station_url && reply.settings.scout_credential) {
+              setChecking(true);
+              const contact = await api
+                .post<StationContact>('/api/station/check')
+                .catch(() => null)
+                .finally(() => setChecking(false));
+              setDone(
+                contact ? contactResult(contact) : { tone: 'bad', text: 'Saved, but the check failed.' },
+              );
+            } else {
+              setDone({ tone: 'ok', text: 'Saved. No Station is set yet, so nothing is uploaded.' });
+            }
             await status.reload();
           }}
         >
@@ -93,7 +148,7 @@ function ScoutSettingsForm() {
             hint="Where the Station listens, as this Scout reaches it."
           />
           <Field
-            label="Scout credential"
+            label="Station token"
             type="password"
             value={credential}
             onInput={setCredential}
@@ -104,7 +159,7 @@ function ScoutSettingsForm() {
               <span data-testid="credential-state">
                 {hasCredential
                   ? 'A Station token is saved (not shown). Leave this empty to keep it, or paste a new one to replace it.'
-                  : 'No Station token is saved. Mint one on the Station (Tokens) and paste it here.'}
+                  : 'No Station token is saved. Mint one on the Station\'s "Station tokens" page and paste it here.'}
               </span>
             }
           />
@@ -124,15 +179,22 @@ function ScoutSettingsForm() {
             hint="The name this Scout's snapshots are filed under on the Station. Changing it starts a new namespace there."
           />
           <Field
-            label="Cron schedule"
+            label="Backup schedule (cron)"
             value={cron}
             onInput={setCron}
             spellcheck={false}
             autoComplete="off"
             hint={
               <>
-                When backup cycles run, as a cron expression in the Scout's time zone: <code>0 * * * *</code>{' '}
-                is hourly, <code>30 2 * * *</code> daily at 02:30.
+                When backups run, as a cron expression in the Scout's time zone:{' '}
+                {describeCron(cron) ? (
+                  <strong data-testid="cron-words">{describeCron(cron)}</strong>
+                ) : (
+                  <>
+                    <code>0 * * * *</code> is hourly, <code>30 2 * * *</code> daily at 02:30
+                  </>
+                )}
+                .
               </>
             }
           />
@@ -150,7 +212,22 @@ function ScoutSettingsForm() {
             ) : null}
           </p>
           <Field
-            label="Drill schedule"
+            label="Fresh snapshot every (days)"
+            type="number"
+            min={0}
+            step={1}
+            value={freshDays}
+            onInput={setFreshDays}
+            hint={
+              <>
+                A job whose newest snapshot is this many days old gets a fresh one at its next backup, even
+                when its names and sizes did not change (edits that keep a file's size are caught this way).
+                0: never. <span class="api-name">force_send_every_days</span>
+              </>
+            }
+          />
+          <Field
+            label="Drill schedule (cron)"
             value={drillCron}
             onInput={setDrillCron}
             spellcheck={false}
@@ -159,9 +236,10 @@ function ScoutSettingsForm() {
             hint={
               <>
                 When restore drills run (each job's newest snapshot is read back from the Station to prove it
-                restores), as a cron expression: <code>0 4 * * 0</code> is Sundays at 04:00, the default.
-                Leave it empty to turn scheduled drills off. A job is flagged when no drill passed within
-                twice this period.
+                restores), as a cron expression
+                {describeCron(drillCron) ? <strong> ({describeCron(drillCron)})</strong> : null}:{' '}
+                <code>0 4 * * 0</code> is Sundays at 04:00, the default. Leave it empty to turn scheduled
+                drills off. A job is flagged when no drill passed within twice this period.
               </>
             }
           />
@@ -169,7 +247,12 @@ function ScoutSettingsForm() {
             Saving stores every value above, so values that came from environment variables are pinned.
           </p>
           <ErrorText error={action.error} />
-          {done ? <Notice>Saved.</Notice> : null}
+          {checking ? <Notice>Saved. Testing the connection to the Station…</Notice> : null}
+          {done ? (
+            <p class={done.tone === 'ok' ? 'notice' : 'error'} role="status" data-testid="save-outcome">
+              {done.text}
+            </p>
+          ) : null}
           <div class="actions">
             <button type="submit" class="primary" disabled={action.busy}>
               Save Scout settings

@@ -5,8 +5,9 @@ import { localTime } from '../common/format.ts';
 import { usePoll } from '../common/poll.ts';
 import { linkClick } from '../common/router.ts';
 import { useSession } from '../common/session.tsx';
-import { ErrorText, Notice, Section, Time, useAction } from '../common/ui.tsx';
+import { Cron, ErrorText, Notice, Section, Time, useAction } from '../common/ui.tsx';
 import { JobsGlance } from './jobs-glance.tsx';
+import { KeyBanner } from './key-banner.tsx';
 import { OperationCard } from './operation.tsx';
 import { type StatusPoll, useScoutStatus, useWhenIdle } from './status.ts';
 import type { DirectoryList, OperationReply, ScoutStatus, StationContact } from './types.ts';
@@ -97,10 +98,11 @@ function reachText(station: StationContact): [string, string] {
   }
 }
 
+/** The upload circuit in plain words: whether uploads go ahead or wait after failed cycles. */
 const CIRCUIT: Record<string, [string, string]> = {
-  closed: ['ok', 'closed: uploads go ahead'],
-  open: ['bad', 'open: scheduled cycles skip uploads'],
-  half_open: ['warn', 'half open: the next cycle tries once'],
+  closed: ['ok', 'going ahead normally'],
+  open: ['bad', 'on hold: the Station could not be reached, so scheduled backups wait'],
+  half_open: ['warn', 'trying again: the next backup tries the Station once'],
 };
 
 function Identity({ s, onChecked }: { s: ScoutStatus; onChecked: () => Promise<void> }) {
@@ -119,6 +121,17 @@ function Identity({ s, onChecked }: { s: ScoutStatus; onChecked: () => Promise<v
         <dt>Scout key fingerprint</dt>
         <dd>
           <code data-testid="key-fingerprint">{s.key_fingerprint}</code>
+          {s.key_saved_at ? (
+            <small class="muted">
+              {' '}
+              · copy saved <Time value={s.key_saved_at} />
+            </small>
+          ) : null}
+        </dd>
+        <dt>Scan root</dt>
+        <dd>
+          <code data-testid="scan-root">{s.scan_root}</code>{' '}
+          <small class="muted">(SCAN_ROOT: the folder searched for jobs)</small>
         </dd>
         <dt>Station</dt>
         <dd>
@@ -134,8 +147,8 @@ function Identity({ s, onChecked }: { s: ScoutStatus; onChecked: () => Promise<v
         <dd>
           <StationReach station={s.station} onChecked={onChecked} />
         </dd>
-        <dt>Upload circuit</dt>
-        <dd>
+        <dt>Uploads to the Station</dt>
+        <dd data-testid="upload-circuit">
           <span class={`badge ${circuit[0]}`}>{circuit[1]}</span>
           {s.upload_circuit.consecutive_failures > 0 ? (
             <> · {s.upload_circuit.consecutive_failures} cycle(s) in a row could not reach the Station</>
@@ -143,7 +156,7 @@ function Identity({ s, onChecked }: { s: ScoutStatus; onChecked: () => Promise<v
           {s.upload_circuit.retry_at ? (
             <>
               {' '}
-              · retries <Time value={s.upload_circuit.retry_at} /> (Run now always tries)
+              · tries again <Time value={s.upload_circuit.retry_at} /> (Back up now always tries)
             </>
           ) : null}
         </dd>
@@ -194,6 +207,7 @@ function Uploads({ status }: { status: StatusPoll }) {
 function Schedule({ status }: { status: StatusPoll }) {
   const action = useAction();
   const [queued, setQueued] = useState(false);
+  useWhenIdle(status.busy, () => setQueued(false));
   const s = status.data as ScoutStatus;
   return (
     <Section
@@ -220,11 +234,11 @@ function Schedule({ status }: { status: StatusPoll }) {
         <dt>Scheduler</dt>
         <dd>
           <span class={`badge ${s.scheduler.state === 'idle' ? 'ok' : 'warn'}`}>{s.scheduler.state}</span>
-          {s.run_now_requested ? ' · a run-now cycle is queued' : null}
+          {s.run_now_requested ? ' · a backup is about to start' : null}
         </dd>
-        <dt>Cron schedule</dt>
-        <dd>
-          <code>{s.scheduler.cron_schedule}</code>
+        <dt>Backup schedule</dt>
+        <dd data-testid="cron">
+          <Cron expression={s.scheduler.cron_schedule} />
         </dd>
         <dt>Next cycle</dt>
         <dd>
@@ -247,7 +261,7 @@ function Schedule({ status }: { status: StatusPoll }) {
             <dt>Restore drills</dt>
             <dd data-testid="drill-schedule">
               {s.settings.drill_schedule ? (
-                <code>{s.settings.drill_schedule}</code>
+                <Cron expression={s.settings.drill_schedule} />
               ) : (
                 'off (no drill schedule)'
               )}
@@ -256,7 +270,7 @@ function Schedule({ status }: { status: StatusPoll }) {
         ) : null}
       </dl>
       {queued && status.busy ? (
-        <Notice>Backup cycle queued: every job whose files changed is backed up.</Notice>
+        <Notice>Backup of all jobs started: every job whose files changed is uploaded.</Notice>
       ) : null}
       <ErrorText error={action.error} />
     </Section>
@@ -281,6 +295,7 @@ export function StatusPage() {
         )
       ) : (
         <>
+          <KeyBanner status={status} />
           <OperationCard status={status} showIdle />
           <JobsGlance status={status} dirs={dirs} />
           <div class="grid">

@@ -9,6 +9,8 @@ export interface ScoutSettings {
   cron_schedule: string;
   /** When restore drills run (cron); empty: never. */
   drill_schedule: string;
+  /** A job whose newest snapshot is this many days old gets a fresh one; 0: never. */
+  force_send_every_days: number;
 }
 
 export type OperationKind = 'cycle' | 'force_send' | 'restore' | 'drill';
@@ -27,9 +29,15 @@ export interface Operation {
 export interface ScoutStatus {
   scout_id: string;
   scout_instance_id: string;
+  /** The folder searched for jobs (SCAN_ROOT), absolute. */
+  scan_root: string;
+  /** What is wrong with the scan root (missing, not a folder) and what to do; null when fine. */
+  scan_root_problem: string | null;
   /** Omitted for non-admins and the `read` scope. */
   settings?: ScoutSettings;
   key_fingerprint: string;
+  /** When the Scout key was fetched from the console or its fingerprint confirmed; null: not yet. */
+  key_saved_at: string | null;
   uploads_paused: boolean;
   upload_circuit: {
     state: 'closed' | 'open' | 'half_open';
@@ -61,11 +69,15 @@ export interface StationContact {
   detail: string | null;
 }
 
+/** What makes a job changed: paths and sizes, or modification times too. */
+export type ChangeDetection = 'sizes' | 'mtimes';
+
 export interface JobConfig {
   job_name: string;
   include_hidden: boolean;
   follow_symlinks: boolean;
   exclude: string[];
+  change_detection?: ChangeDetection;
 }
 
 export interface JobState {
@@ -76,6 +88,8 @@ export interface JobState {
   last_attempt_at: string | null;
   last_success_at: string | null;
   last_stored_as: string | null;
+  /** When the files of the newest snapshot were read (a full-content snapshot). */
+  last_snapshot_at?: string | null;
   /** The size of the snapshot stored as last_stored_as. */
   last_stored_bytes?: number | null;
   staged: boolean;

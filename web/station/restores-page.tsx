@@ -54,7 +54,7 @@ export function RestoresPage() {
 function RequestTable({ listing }: { listing: Listing }) {
   return (
     <div class="table-wrap">
-      <table>
+      <table class="stack restore-list">
         <thead>
           <tr>
             <th scope="col">Created</th>
@@ -70,19 +70,19 @@ function RequestTable({ listing }: { listing: Listing }) {
             const status = r.status;
             return (
               <tr key={r.id} data-request-id={r.id}>
-                <td class="nowrap">
+                <td class="nowrap" data-label="Created">
                   <Time value={r.created_at} />
                 </td>
-                <td>
+                <td class="notes" data-label="Snapshot">
                   {r.job_name}: <Filename name={r.filename} />
                 </td>
-                <td>
+                <td class="notes" data-label="From">
                   {r.source_scout_id} / <code>{r.source_instance_id}</code>
                 </td>
-                <td>
+                <td class="notes" data-label="To">
                   {r.target_scout_id} / <code>{r.target_instance_id}</code>
                 </td>
-                <td>
+                <td data-label="State">
                   <span
                     class={`badge ${TONES[status] ?? ''}`}
                     title={MEANINGS[status]}

@@ -43,7 +43,7 @@ export function TokenList({ tokens, onChanged }: { tokens: Credential[]; onChang
         <p class="muted">No Station tokens. Mint one above for each host that runs a Scout.</p>
       ) : (
         <div class="table-wrap">
-          <table>
+          <table class="stack tokens">
             <TableHead columns={['Token hash', 'Kind', 'Created', 'Expires', 'Bound instances']} actions />
             <tbody>
               {tokens.map((t) => (
@@ -140,14 +140,16 @@ function TokenRow({
   const bindings = t.registrations ?? [];
   return (
     <tr data-token-hash={t.token_hash}>
-      <td>
+      <td data-label="Token hash">
         <code title={t.token_hash}>{shortHash(t.token_hash)}</code>
       </td>
-      <td>{t.shared ? `Shared (${bindings.length} of ${t.max_registrations})` : 'Normal'}</td>
-      <td>
+      <td data-label="Kind">
+        {t.shared ? `Shared (${bindings.length} of ${t.max_registrations})` : 'Normal'}
+      </td>
+      <td data-label="Created">
         <Time value={t.created_at} />
       </td>
-      <td>
+      <td data-label="Expires">
         <Time value={t.expires_at} />{' '}
         {expired ? (
           <span class="badge bad">Expired</span>
@@ -157,7 +159,7 @@ function TokenRow({
           </span>
         ) : null}
       </td>
-      <td>
+      <td class="notes" data-label="Bound instances">
         {bindings.length === 0 ? (
           <span class="muted">Not used yet</span>
         ) : (
@@ -188,7 +190,7 @@ function TokenRow({
           </ul>
         )}
       </td>
-      <td>
+      <td class="row-actions">
         <button
           type="button"
           class="danger-outline"

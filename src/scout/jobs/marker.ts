@@ -6,14 +6,23 @@ import { isNamespaceComponent, NAMESPACE_RULE } from '../../shared/namespace.ts'
 
 export const MARKER = '.upload_dir';
 
+/**
+ * What makes a job "changed": `sizes` (the default, as the spec says: paths, sizes and empty
+ * folders) or `mtimes` (modification times count too, so a same-size edit is backed up).
+ */
+export const CHANGE_DETECTIONS = ['sizes', 'mtimes'] as const;
+export type ChangeDetection = (typeof CHANGE_DETECTIONS)[number];
+
 export interface JobConfig {
   job_name: string;
   include_hidden: boolean;
   follow_symlinks: boolean;
   exclude: string[];
+  /** Always set by parseMarker; absent (= `sizes`) in configurations built by hand. */
+  change_detection?: ChangeDetection;
 }
 
-const KEYS = ['job_name', 'include_hidden', 'follow_symlinks', 'exclude'] as const;
+const KEYS = ['job_name', 'include_hidden', 'follow_symlinks', 'exclude', 'change_detection'] as const;
 const MAX_PATTERNS = 10_000;
 const MAX_PATTERN_LENGTH = 4096;
 
@@ -36,12 +45,18 @@ export const JobConfigInput = z.strictObject(
       )
       .max(MAX_PATTERNS, `exclude may hold at most ${MAX_PATTERNS} patterns`)
       .optional(),
+    change_detection: z
+      .enum(CHANGE_DETECTIONS, {
+        error:
+          'change_detection must be sizes (paths and sizes, the default) or mtimes (modification times count too)',
+      })
+      .optional(),
   },
   {
     error: (issue) =>
       issue.code === 'unrecognized_keys'
         ? `unknown ${issue.keys.length > 1 ? 'keys' : 'key'} ${issue.keys.map((k) => `"${k}"`).join(', ')}; allowed keys are ${KEYS.join(', ')}`
-        : 'the job configuration must be a mapping of job_name, include_hidden, follow_symlinks, exclude',
+        : `the job configuration must be a mapping of ${KEYS.join(', ')}`,
   },
 );
 
@@ -54,8 +69,14 @@ export function defaultJobName(folderName: string): string {
   return isNamespaceComponent(cleaned) ? cleaned : 'job';
 }
 
-function defaults(folderName: string): JobConfig {
-  return { job_name: defaultJobName(folderName), include_hidden: true, follow_symlinks: false, exclude: [] };
+function defaults(folderName: string): Required<JobConfig> {
+  return {
+    job_name: defaultJobName(folderName),
+    include_hidden: true,
+    follow_symlinks: false,
+    exclude: [],
+    change_detection: 'sizes',
+  };
 }
 
 type Parsed = { config: JobConfig; error: null } | { config: null; error: string };
@@ -100,6 +121,8 @@ export function serializeMarker(config: Partial<JobConfig>): string {
   for (const key of KEYS) {
     if (config[key] !== undefined) Object.assign(out, { [key]: config[key] });
   }
+  // The default needs no line of its own.
+  if (out.change_detection === 'sizes') delete out.change_detection;
   if (Object.keys(out).length === 0) return '';
   return stringify(out, { lineWidth: 0 });
 }

@@ -1,8 +1,19 @@
 // `relative_path` values from the API: '/'-separated, relative to the scan root, '.' for the
 // root. Nothing they name may lie outside the scan root, symlinks included.
-import { lstat, realpath } from 'node:fs/promises';
+import { lstat, realpath, stat } from 'node:fs/promises';
 import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { badRequest, notFound } from '../../core/errors.ts';
+
+/** What to do about a scan root that is missing (or is not a folder). */
+export function scanRootProblem(scanRoot: string, exists: boolean): string {
+  return `the scan root ${scanRoot} ${exists ? 'is not a folder' : 'does not exist'}: start the Scout with SCAN_ROOT set to the folder that holds the folders to back up (e.g. SCAN_ROOT=/srv), or create ${scanRoot}`;
+}
+
+/** What is wrong with the scan root as it is now (scanRootProblem), or null when it is a folder. */
+export async function checkScanRoot(scanRoot: string): Promise<string | null> {
+  const info = await stat(scanRoot).catch(() => null);
+  return info?.isDirectory() ? null : scanRootProblem(scanRoot, info !== null);
+}
 
 /** The longest file or folder name (in bytes) of the file systems a scan root lives on. */
 const MAX_NAME_BYTES = 255;
@@ -60,7 +71,7 @@ export async function resolveInScanRoot(scanRoot: string, relativePath: string):
   try {
     realRoot = await realpath(root);
   } catch {
-    throw notFound('the scan root does not exist');
+    throw notFound(scanRootProblem(root, false));
   }
   const target = segments.length === 0 ? root : join(root, ...segments);
   const real = await realpathOfExisting(target, root);

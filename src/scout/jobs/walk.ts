@@ -246,7 +246,8 @@ export async function* walkJob(
 }
 
 /** What the fingerprint reads of an entry: its path as bytes (or as text, taken as UTF-8), type and size. */
-export type FingerprintEntry = Pick<WalkEntry, 'type' | 'size'> & { path: Uint8Array | string };
+export type FingerprintEntry = Pick<WalkEntry, 'type' | 'size'> &
+  Partial<Pick<WalkEntry, 'mtimeMs'>> & { path: Uint8Array | string };
 
 /**
  * Lowercase hex SHA-256 over the job's files (symlinks count as files of size 0) and empty
@@ -256,8 +257,11 @@ export type FingerprintEntry = Pick<WalkEntry, 'type' | 'size'> & { path: Uint8A
  * Paths never hold NUL, so the encoding is unambiguous. A folder is empty when no other
  * entry lies under it (after exclusions). For UTF-8 paths this is the fingerprint earlier
  * versions computed over text, so stored fingerprints stay valid.
+ * With `mtimes` (a job's `change_detection: mtimes`) a file's record also carries its
+ * modification time, NUL <mtimeMs> before the LF: for change detection only, never the
+ * fingerprint sent with a snapshot (a drill recomputes that one from the archive).
  */
-export function jobFingerprint(entries: FingerprintEntry[]): string {
+export function jobFingerprint(entries: FingerprintEntry[], options: { mtimes?: boolean } = {}): string {
   const paths = entries.map((entry) =>
     typeof entry.path === 'string' ? utf8ByteString(entry.path) : byteString(entry.path),
   );
@@ -273,7 +277,8 @@ export function jobFingerprint(entries: FingerprintEntry[]): string {
       if (!nonEmpty.has(path)) records.push({ path, text: `d ${path}\0\n` });
     } else {
       const size = entry.type === 'file' ? entry.size : 0;
-      records.push({ path, text: `f ${path}\0${size}\n` });
+      const mtime = options.mtimes && entry.type === 'file' ? `\0${entry.mtimeMs ?? 0}` : '';
+      records.push({ path, text: `f ${path}\0${size}${mtime}\n` });
     }
   });
   records.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));

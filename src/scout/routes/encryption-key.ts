@@ -1,7 +1,9 @@
 import { Hono } from 'hono';
+import { z } from 'zod';
 import { conflict } from '../../core/errors.ts';
 import { adminOnly } from '../../core/http/access.ts';
 import type { AppEnv } from '../../core/http/app-env.ts';
+import { readJson } from '../../core/http/json-body.ts';
 import type { ScoutKey } from '../archive/x25519.ts';
 import type { ScoutServices } from '../services.ts';
 
@@ -12,12 +14,29 @@ const keyView = (key: ScoutKey) => ({
   age_recipient: key.ageRecipient,
 });
 
+const ConfirmBody = z.object({
+  fingerprint: z
+    .string({ error: 'fingerprint is required: the 64 hex digits of the key file\'s "# fingerprint:" line' })
+    .max(200, 'fingerprint is too long'),
+});
+
 /** The Scout key (legacy route name `/api/encryption-key`). */
 export function encryptionKeyRoutes(scout: ScoutServices) {
   const app = new Hono<AppEnv>();
   app.use('*', adminOnly('manage'));
 
-  app.get('/', (c) => c.json(keyView(scout.keys.current())));
+  // Whoever fetched the key holds a copy of it: that is what Status's banner waits for.
+  app.get('/', async (c) => {
+    const key = scout.keys.current();
+    await scout.keySaved.record();
+    return c.json(keyView(key));
+  });
+
+  /** "I have a copy": the fingerprint of the key file someone keeps, checked against the key. */
+  app.post('/confirm', async (c) => {
+    const { fingerprint } = await readJson(c, ConfirmBody);
+    return c.json({ key_saved_at: await scout.keySaved.confirm(fingerprint) });
+  });
 
   app.post('/rotate', (c) => {
     if (scout.runner.busy())

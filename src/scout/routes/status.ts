@@ -29,8 +29,11 @@ export function statusRoutes(scout: ScoutServices) {
     return c.json({
       scout_id: settings.scout_id,
       scout_instance_id: scout.instanceId,
+      scan_root: scout.catalog.scanRoot,
+      scan_root_problem: await scout.catalog.problem(),
       ...(maySeeSettings(c, { adminOnly: true }) ? { settings } : {}),
       key_fingerprint: scout.keys.current().fingerprint,
+      key_saved_at: await scout.keySaved.savedAt(),
       uploads_paused: await scout.uploads.paused(),
       upload_circuit: scout.circuit.view(),
       station: stationStatus(settings),
@@ -54,9 +57,10 @@ export function statusRoutes(scout: ScoutServices) {
       before.station_url !== settings.station_url ||
       before.scout_credential !== settings.scout_credential
     ) {
-      // Another Station or token: what was seen of the old one no longer says anything.
+      // Another Station or token: what was seen of the old one no longer says anything, and a
+      // check of the old one still waiting (an address that never answers) is not waited for.
       stationContact.reset();
-      void checkStation();
+      void checkStation(true);
     }
     return c.json({ settings });
   });
@@ -67,14 +71,16 @@ export function statusRoutes(scout: ScoutServices) {
    */
   let checking: Promise<void> | null = null;
   let lastCheck = Number.NEGATIVE_INFINITY;
-  function checkStation(): Promise<void> {
-    checking ??= (async () => {
+  function checkStation(fresh = false): Promise<void> {
+    if (checking && !fresh) return checking;
+    const current: Promise<void> = (async () => {
       lastCheck = clock.now();
       await scout.decisions.list().catch(() => undefined);
     })().finally(() => {
-      checking = null;
+      if (checking === current) checking = null;
     });
-    return checking;
+    checking = current;
+    return current;
   }
   app.post('/api/station/check', signedIn('read'), async (c) => {
     const settings = await scout.settings.read();

@@ -6,6 +6,7 @@ import type { Hooks } from '../../core/hooks/hooks.ts';
 import { logger } from '../../core/log.ts';
 import type { Notifier } from '../../core/notify/ntfy.ts';
 import type { ErrorCode } from '../../shared/protocol/error-codes.ts';
+import { parseSnapshotName } from '../../shared/protocol/snapshot-names.ts';
 import { writeArchive } from '../archive/pipeline.ts';
 import type { ArchiveSkip } from '../archive/tar-writer.ts';
 import { byteString } from '../jobs/byte-order.ts';
@@ -30,6 +31,19 @@ interface PassResult {
   reached: boolean | null;
   /** An archive staged by an earlier cycle was uploaded. */
   uploadedWaiting: boolean;
+}
+
+const DAY_MS = 86_400_000;
+
+/**
+ * Whether a job's newest snapshot (taken when its stored name says) is `everyDays` old or
+ * older, so the cycle packs a fresh one even if the fingerprint did not change: sizes do not
+ * change with every edit (force_send_every_days; 0 = never).
+ */
+export function freshSnapshotDue(lastStoredAs: string | null, everyDays: number, now: number): boolean {
+  if (everyDays <= 0 || lastStoredAs === null) return false;
+  const takenAt = parseSnapshotName(lastStoredAs)?.takenAt ?? null;
+  return takenAt !== null && now - takenAt >= everyDays * DAY_MS;
 }
 
 /** `YYYY-MM-DDTHH:MM:SSZ` */
@@ -105,6 +119,7 @@ export function createBackup(deps: {
     const leftOut = result.skipped.filter((entry) => !entry.inArchive);
     const archived = leftOut.length > 0 ? jobFingerprint(without(leftOut)) : fingerprint;
     const incomplete = result.skipped.length > leftOut.length;
+    const mtimes = config.change_detection === 'mtimes';
     const skipped = summarizeSkipped([...scan.skipped, ...result.skipped]);
     const staged: StagedArchive = {
       file,
@@ -112,6 +127,9 @@ export function createBackup(deps: {
       sha256: result.sha256,
       fingerprint: archived,
       ...(incomplete ? { retry_fingerprint: jobFingerprint(without(result.skipped)) } : {}),
+      ...(mtimes
+        ? { change_fingerprint: jobFingerprint(without(incomplete ? result.skipped : leftOut), { mtimes }) }
+        : {}),
       skipped,
       timestamp: utcStamp(now),
       idempotency_key: `${deps.instanceId}-${config.job_name}-${result.sha256.slice(0, 16)}-${now}`,
@@ -146,7 +164,12 @@ export function createBackup(deps: {
       const waiting = staged !== null;
       const scan = await collect(job, ctx.signal);
       const fingerprint = jobFingerprint(scan.entries);
-      if (!staged && trigger !== 'force_send' && row?.storedFingerprint === fingerprint) {
+      // What change detection compares: with `change_detection: mtimes`, modification times count.
+      const detected =
+        config.change_detection === 'mtimes' ? jobFingerprint(scan.entries, { mtimes: true }) : fingerprint;
+      const settings = await deps.settings.read();
+      const due = freshSnapshotDue(row?.lastStoredAs ?? null, settings.force_send_every_days, now);
+      if (!staged && trigger !== 'force_send' && !due && row?.storedFingerprint === detected) {
         if (again) return { reached: null, uploadedWaiting: false };
         await deps.states.update(job.relative_path, name, {
           lastStatus: 'unchanged',
@@ -156,8 +179,8 @@ export function createBackup(deps: {
         });
         return { reached: null, uploadedWaiting: false };
       }
+      if (due && !staged) log.info({ job: name, days: settings.force_send_every_days }, 'fresh snapshot due');
       staged ??= await stage(job, scan, fingerprint, ctx);
-      const settings = await deps.settings.read();
       const refuse = async (message: string, attention: boolean, code: ErrorCode) => {
         if (attention) needsAttention.add(job.relative_path);
         await deps.states.update(job.relative_path, name, {
@@ -176,7 +199,7 @@ export function createBackup(deps: {
       }
       if (!settings.station_url || !settings.scout_credential) {
         await refuse(
-          'no Station configured: set station_url and scout_credential (a Station token) in the settings',
+          'no Station is set: enter the Station URL and a Station token in Settings (station_url, scout_credential)',
           true,
           'not_configured',
         );
@@ -214,7 +237,7 @@ export function createBackup(deps: {
           lastSuccessAt: clock.now(),
           lastStoredAs: stored.stored_as,
           lastStoredBytes: staged.size,
-          storedFingerprint: staged.retry_fingerprint ?? staged.fingerprint,
+          storedFingerprint: staged.change_fingerprint ?? staged.retry_fingerprint ?? staged.fingerprint,
           lastSkipped: staged.skipped ?? null,
           staged: null,
         });

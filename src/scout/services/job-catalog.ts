@@ -1,6 +1,7 @@
 import { logger } from '../../core/log.ts';
 import { type DiscoveredJob, discoverJobs } from '../jobs/discovery.ts';
 import { type ClaimHistory, NO_HISTORY } from '../jobs/name-claims.ts';
+import { checkScanRoot } from '../jobs/scan-root.ts';
 
 const log = logger.child({ mod: 'scout/jobs' });
 
@@ -60,6 +61,8 @@ export function createJobCatalog(
   return {
     scanRoot,
     refresh,
+    /** Why no job can be found (the scan root is missing or not a folder), saying what to do; null when fine. */
+    problem: () => checkScanRoot(scanRoot),
     snapshot: () => ({ jobs, discovering }),
     /** The job whose folder is `relativePath`, after a fresh search. */
     async byPath(relativePath: string): Promise<DiscoveredJob | undefined> {

@@ -22,6 +22,12 @@ export const ScoutSettingsInput = z.strictObject({
     .trim()
     .refine((value) => validCron(value), 'cron_schedule is not a valid cron expression (e.g. "0 * * * *")')
     .optional(),
+  force_send_every_days: z
+    .number({ error: 'force_send_every_days must be a whole number of days (0 = never)' })
+    .int('force_send_every_days must be a whole number of days (0 = never)')
+    .min(0, 'force_send_every_days must be 0 (never) or more days')
+    .max(3650, 'force_send_every_days must be at most 3650 days')
+    .optional(),
   drill_schedule: z
     .string()
     .trim()
@@ -39,7 +45,14 @@ export interface ScoutSettings {
   cron_schedule: string;
   /** When restore drills run; empty: never. */
   drill_schedule: string;
+  /**
+   * A job whose newest snapshot is this many days old gets a fresh one in its next cycle, even
+   * when its fingerprint did not change (same-size edits); 0: never.
+   */
+  force_send_every_days: number;
 }
+
+export const DEFAULT_FORCE_SEND_EVERY_DAYS = 7;
 
 const SECTION = 'scout';
 
@@ -84,6 +97,7 @@ export function createScoutSettings(store: SettingsStore, config: ScoutConfig) {
     scout_credential: null,
     cron_schedule: DEFAULT_CRON_SCHEDULE,
     drill_schedule: DEFAULT_DRILL_SCHEDULE,
+    force_send_every_days: DEFAULT_FORCE_SEND_EVERY_DAYS,
   };
   const base = { ...defaults, ...fromEnvironment(config.env) } as ScoutSettings;
   return {

@@ -1,5 +1,6 @@
 import { eq } from 'drizzle-orm';
 import type { DrillOutcome } from '../../shared/protocol/drills.ts';
+import { parseSnapshotName } from '../../shared/protocol/snapshot-names.ts';
 import type { ScoutDb } from '../db/open.ts';
 import { jobStates } from '../db/scout-tables.ts';
 import type { SkippedSummary } from '../jobs/skipped.ts';
@@ -11,6 +12,7 @@ export type LastStatus = 'never_run' | 'running' | 'uploaded' | 'unchanged' | 'f
 type Row = typeof jobStates.$inferSelect;
 
 const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
+const snapshotTime = (name: string | null) => iso(name ? (parseSnapshotName(name)?.takenAt ?? null) : null);
 
 /** A job's `state` as the API shows it. */
 export function stateView(row: Row | undefined) {
@@ -23,6 +25,8 @@ export function stateView(row: Row | undefined) {
     last_success_at: iso(row?.lastSuccessAt ?? null),
     last_stored_as: row?.lastStoredAs ?? null,
     last_stored_bytes: row?.lastStoredBytes ?? null,
+    /** When the files of the newest snapshot were read (a full-content snapshot), from its name. */
+    last_snapshot_at: snapshotTime(row?.lastStoredAs ?? null),
     staged: Boolean(row?.staged),
     /** When the waiting archive was made (its files are as they were then), or null. */
     staged_at: row?.staged ? (JSON.parse(row.staged) as StagedArchive).timestamp : null,

@@ -76,4 +76,7 @@ export function stationAppError(error: StationError): AppError {
 
 /** The answer when the Scout has no Station to ask. */
 export const stationNotConfigured = () =>
-  badRequest('no Station configured: set station_url and scout_credential first', 'not_configured');
+  badRequest(
+    'no Station is set: enter the Station URL and a Station token in Settings first (station_url, scout_credential)',
+    'not_configured',
+  );

@@ -26,6 +26,11 @@ export interface StagedArchive {
    * so the next cycle backs them up again.
    */
   retry_fingerprint?: string;
+  /**
+   * For a job with `change_detection: mtimes`: what change detection keeps instead, the same
+   * entries fingerprinted with their modification times.
+   */
+  change_fingerprint?: string;
   /** What this archive left out (src/scout/jobs/skipped.ts); absent or null when nothing. */
   skipped?: SkippedSummary | null;
 }

@@ -71,8 +71,14 @@ export function AccountsPage() {
                       {me.is_admin ? (
                         <button
                           type="button"
-                          class="danger"
+                          class="danger-outline"
                           aria-label={`Delete ${account.username}`}
+                          disabled={account.is_admin && admins === 1}
+                          title={
+                            account.is_admin && admins === 1
+                              ? 'The last admin account cannot be deleted: make another account an admin first'
+                              : undefined
+                          }
                           onClick={() => setDeleting(account)}
                         >
                           Delete
@@ -243,7 +249,7 @@ function EditAccount({
                 linkClick(event, '/account');
               }}
             >
-              Account
+              Your account
             </a>{' '}
             page.
           </p>
