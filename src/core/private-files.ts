@@ -37,20 +37,37 @@ function tighten(path: string, isDir: boolean): boolean {
 export function tightenTree(root: string, skip: string[] = []): string[] {
   const skipped = new Set(skip.map((path) => resolve(path)));
   const changed: string[] = [];
+  const failed: string[] = [];
   const visit = (path: string) => {
     if (skipped.has(path)) return;
     const stats = lstatSync(path, { throwIfNoEntry: false });
     if (!stats || !(stats.isFile() || stats.isDirectory())) return;
-    try {
+    const attempt = (step: () => void) => {
+      try {
+        step();
+      } catch (error) {
+        const code = (error as NodeJS.ErrnoException).code;
+        // Gone since the listing, or replaced by a link: nothing of ours to tighten.
+        if (code !== 'ENOENT' && code !== 'ELOOP') failed.push(`${path} (${code})`);
+      }
+    };
+    attempt(() => {
       if ((stats.mode & OPEN_BITS) !== 0 && tighten(path, stats.isDirectory())) changed.push(path);
-      if (stats.isDirectory()) for (const name of readdirSync(path)) visit(join(path, name));
-    } catch (error) {
-      const code = (error as NodeJS.ErrnoException).code;
-      // Gone since the listing, or replaced by a link: nothing of ours to tighten.
-      if (code !== 'ENOENT' && code !== 'ELOOP') log.warn({ path, code }, 'cannot make this entry private');
+    });
+    if (stats.isDirectory()) {
+      attempt(() => {
+        for (const name of readdirSync(path)) visit(join(path, name));
+      });
     }
   };
   visit(resolve(root));
+  // One line, however many (a data dir owned by another user fails on every entry).
+  if (failed.length > 0) {
+    log.warn(
+      { count: failed.length, examples: failed.slice(0, 10) },
+      'cannot make these entries of the data dir private; check their owner',
+    );
+  }
   return changed;
 }
 
