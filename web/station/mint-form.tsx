@@ -98,6 +98,11 @@ function MintedToken({ minted, onDone }: { minted: Minted; onDone: () => void })
       <pre class="env-lines" data-testid="env-lines">
         {lines}
       </pre>
+      <p class="key-step" data-testid="key-step">
+        Then, in the Scout's own web UI (port 6556), <strong>download its Scout key</strong> (Status shows a
+        banner until you do): snapshots are encrypted to it and cannot be restored without a copy of it if
+        that host is lost. The Station never sees the key.
+      </p>
       <div class="actions">
         <CopyButton text={lines} label="Copy environment lines" />
         <button type="button" onClick={onDone}>
