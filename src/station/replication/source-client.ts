@@ -1,15 +1,16 @@
-import { Readable } from 'node:stream';
-import type { ReadableStream as WebReadableStream } from 'node:stream/web';
+import { request as httpRequest, type IncomingMessage } from 'node:http';
+import { request as httpsRequest } from 'node:https';
+import type { Readable } from 'node:stream';
 import { AppError } from '../../core/errors.ts';
 import { SOURCE_PATHS, SourceListing, type SourceSnapshot } from './source-listing.ts';
 
 const LIST_TIMEOUT_MS = 120_000;
 
 /** Why the primary refused, in one line (its `detail`), never the token. */
-async function refusal(answer: Response, what: string): Promise<AppError> {
+async function refusal(answer: { status: number; text(): Promise<string> }, what: string): Promise<AppError> {
   let detail = '';
   try {
-    const body = (await answer.json()) as { detail?: unknown };
+    const body = JSON.parse(await answer.text()) as { detail?: unknown };
     detail = typeof body.detail === 'string' ? `: ${body.detail}` : '';
   } catch {
     // not JSON: the status says enough
@@ -29,6 +30,14 @@ function unreachable(url: string, error: unknown): AppError {
 /** Talks to the primary Station with the replica's `replicate` token. */
 export function createSourceClient(base: string, token: string, signal?: AbortSignal) {
   const headers = { authorization: `Bearer ${token}` };
+  const get = (url: string, head: Record<string, string>) =>
+    new Promise<IncomingMessage>((resolve, reject) => {
+      const target = new URL(url);
+      const send = target.protocol === 'https:' ? httpsRequest : httpRequest;
+      const req = send(target, { headers: head, ...(signal ? { signal } : {}) }, resolve);
+      req.on('error', reject);
+      req.end();
+    });
   return {
     async list(): Promise<SourceListing> {
       let answer: Response;
@@ -47,21 +56,28 @@ export function createSourceClient(base: string, token: string, signal?: AbortSi
       return parsed.data;
     },
 
-    /** The bytes [start, end] of a snapshot, as they arrive. */
+    /**
+     * The bytes [start, end] of a snapshot, as they arrive: node:http(s), whose body is a Node
+     * stream of the socket's own buffers (fetch's web stream copies each piece again).
+     */
     async piece(snapshot: SourceSnapshot, start: number, end: number): Promise<Readable> {
-      let answer: Response;
+      let answer: IncomingMessage;
       try {
-        answer = await fetch(`${base}${SOURCE_PATHS.snapshot(snapshot)}`, {
-          headers: { ...headers, range: `bytes=${start}-${end}` },
-          ...(signal ? { signal } : {}),
+        answer = await get(`${base}${SOURCE_PATHS.snapshot(snapshot)}`, {
+          ...headers,
+          range: `bytes=${start}-${end}`,
         });
       } catch (error) {
         throw unreachable(base, error);
       }
-      if (answer.status !== 206 && !(answer.status === 200 && start === 0 && end === snapshot.size_bytes - 1))
-        throw await refusal(answer, `the download of ${snapshot.filename}`);
-      if (!answer.body) throw new AppError(502, `the primary sent no bytes of ${snapshot.filename}`);
-      return Readable.fromWeb(answer.body as WebReadableStream<Uint8Array>);
+      const status = answer.statusCode ?? 0;
+      if (status !== 206 && !(status === 200 && start === 0 && end === snapshot.size_bytes - 1)) {
+        throw await refusal(
+          { status, text: () => answer.toArray().then((b) => Buffer.concat(b).toString()) },
+          `the download of ${snapshot.filename}`,
+        );
+      }
+      return answer;
     },
   };
 }
