@@ -83,6 +83,7 @@ Architecture: ${inputs.arch}
 Maintainer: ${MAINTAINER}
 Installed-Size: ${installedKiB}
 Depends: libc6 (>= 2.28), libgcc-s1 | libgcc1, libstdc++6 (>= 5)
+Recommends: attr, acl
 Suggests: age, zstd
 Section: admin
 Priority: optional

@@ -13,17 +13,19 @@ export function archiveWithTools(cwd: string, tarArgs: string[], recipient: stri
   );
 }
 
-/**
- * The entries of a job's newest snapshot on a Station (tar's listing, folders ending in '/'):
- * downloaded through the recovery API with a Station token bound to the Scout, then
- * `age -d | zstd -d | tar -t` with the Scout's key.
- */
-export async function newestSnapshotEntries(options: {
+export interface NewestSnapshot {
   stationUrl: string;
   credential: string;
   scout: { scout_id: string; scout_instance_id: string; age_identity: string };
   job: string;
-}): Promise<string[]> {
+}
+
+/**
+ * Runs `script` (sh, in a temporary folder holding the job's newest snapshot as `snap.tar.zst`
+ * and the Scout's key as `key.txt`) and answers its output. The snapshot is downloaded through
+ * the recovery API with a Station token bound to the Scout.
+ */
+export async function withNewestSnapshot(options: NewestSnapshot, script: string): Promise<string> {
   const { stationUrl, credential, scout, job } = options;
   const res = await fetch(
     `${stationUrl}/backup/recovery/${scout.scout_id}/${scout.scout_instance_id}/${job}/latest`,
@@ -34,12 +36,17 @@ export async function newestSnapshotEntries(options: {
   try {
     writeFileSync(join(work, 'snap.tar.zst'), Buffer.from(await res.arrayBuffer()));
     writeFileSync(join(work, 'key.txt'), `${scout.age_identity}\n`, { mode: 0o600 });
-    const listing = execFileSync('sh', ['-c', 'age -d -i key.txt snap.tar.zst | zstd -d | tar -t'], {
-      cwd: work,
-      encoding: 'utf8',
-    });
-    return listing.split('\n').filter(Boolean);
+    return execFileSync('sh', ['-c', script], { cwd: work, encoding: 'utf8' });
   } finally {
     rmSync(work, { recursive: true, force: true });
   }
+}
+
+/**
+ * The entries of a job's newest snapshot on a Station (tar's listing, folders ending in '/'):
+ * `age -d | zstd -d | tar -t` with the Scout's key.
+ */
+export async function newestSnapshotEntries(options: NewestSnapshot): Promise<string[]> {
+  const listing = await withNewestSnapshot(options, 'age -d -i key.txt snap.tar.zst | zstd -d | tar -t');
+  return listing.split('\n').filter(Boolean);
 }

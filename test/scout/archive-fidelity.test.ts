@@ -17,6 +17,7 @@ import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
 import { type ArchiveResult, writeArchive } from '../../src/scout/archive/pipeline.ts';
 import { generateScoutKey } from '../../src/scout/archive/x25519.ts';
+import { scanXattrs } from '../../src/scout/archive/xattr-scan.ts';
 import { readSnapshot } from '../../src/scout/drill/read-snapshot.ts';
 import type { JobConfig } from '../../src/scout/jobs/marker.ts';
 import { jobFingerprint, type SkippedEntry, type WalkEntry, walkJob } from '../../src/scout/jobs/walk.ts';
@@ -143,6 +144,65 @@ describe('hard links', { skip: skipUnlessPrograms(['age', 'zstd', 'tar']) }, () 
     const read = await readSnapshot({ source: createReadStream(file), keys: [key] });
     assert.equal(read.fingerprint, jobFingerprint(entries));
     assert.equal(read.files, 4);
+  });
+});
+
+/** `getfattr -d` (every attribute but SELinux labels), `getfacl` and `getcap` of a tree, names relative. */
+function attributes(dir: string): string {
+  const run = (script: string) =>
+    execFileSync('sh', ['-c', script], { cwd: dir, stdio: ['ignore', 'pipe', 'ignore'] }).toString();
+  return [
+    run("getfattr -R -h -d -m '^(user|trusted|system|security\\.capability)' -e hex . || true"),
+    run('getfacl -R -p -n . || true'),
+    run('getcap -r . || true'),
+  ].join('\n');
+}
+
+describe('extended attributes and ACLs', {
+  skip: skipUnlessPrograms(['age', 'zstd', 'tar', 'getfattr', 'setfacl', 'setcap']),
+}, () => {
+  const dir = join(work, 'xattrs');
+  mkdirSync(join(dir, 'shared'), { recursive: true });
+  writeFileSync(join(dir, 'plain.txt'), 'no attributes');
+  writeFileSync(join(dir, 'tagged.txt'), 'user.x');
+  writeFileSync(at(dir, 'odd-', [0xe9], '\\name'), 'odd name with an attribute');
+  writeFileSync(join(dir, 'ping'), 'a binary with a capability', { mode: 0o755 });
+  execFileSync('setfattr', ['-n', 'user.x', '-v', 'hello', join(dir, 'tagged.txt')]);
+  execFileSync('setfattr', ['-n', 'user.bin', '-v', '0x00ff0a3d', join(dir, 'tagged.txt')]);
+  // argv from Node is UTF-8: the odd name's bytes come from printf.
+  execFileSync('sh', ['-c', 'setfattr -n user.y -v odd "$(printf \'odd-\\351\\134name\')"'], { cwd: dir });
+  execFileSync('setfacl', ['-m', 'u:65534:r,g:65534:rw', join(dir, 'tagged.txt')]);
+  execFileSync('setfacl', ['-d', '-m', 'u:65534:rx', join(dir, 'shared')]);
+  execFileSync('setcap', ['cap_net_raw+ep', join(dir, 'ping')]);
+
+  test('user.*, ACLs and security.capability come back with tar --xattrs --xattrs-include=* -x, and with --acls', async () => {
+    const { entries } = await walk(dir);
+    const xattrs = await scanXattrs(dir);
+    assert.deepEqual([...xattrs.keys()].sort(), ['odd-\xe9\\name', 'ping', 'shared', 'tagged.txt']);
+    const file = join(work, 'xattrs.tar.zst.age');
+    await writeArchive({ jobDir: dir, entries, xattrs, recipient: key.publicKey, outPath: file });
+    const want = attributes(dir);
+    assert.match(want, /user\.x=0x68656c6c6f/);
+    assert.match(want, /user:65534:r--/);
+    assert.match(want, /default:user:65534:r-x/);
+    assert.match(want, /ping cap_net_raw=ep/);
+    assert.equal(attributes(extract(file, 'xattrs-gnu')), want);
+    assert.equal(attributes(extract(file, 'xattrs-acls', "tar --xattrs --xattrs-include='*' --acls")), want);
+    assert.deepEqual(byteTree(extract(file, 'xattrs-tree')), byteTree(dir));
+  });
+
+  test('no getfattr: an empty map and one warning, not a failure', async () => {
+    const warnings: string[] = [];
+    const saved = process.env.PATH;
+    process.env.PATH = '/nonexistent';
+    try {
+      assert.equal((await scanXattrs(dir, { onWarning: (m) => warnings.push(m) })).size, 0);
+    } finally {
+      process.env.PATH = saved;
+    }
+    assert.deepEqual(warnings, [
+      'getfattr is not installed (Debian package "attr"): extended attributes, ACLs and file capabilities are not in this snapshot',
+    ]);
   });
 });
 

@@ -6,7 +6,7 @@ import { execFileSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { newestSnapshotEntries } from '../helpers/archives.ts';
+import { newestSnapshotEntries, withNewestSnapshot } from '../helpers/archives.ts';
 import { expectStatus } from '../helpers/assertions.ts';
 import { buildTree } from '../helpers/files.ts';
 import type { Client } from '../helpers/http.ts';
@@ -17,7 +17,7 @@ import { connectScout, jobState, runNow, startScout, startStation } from '../hel
 import type { TestServer } from '../helpers/server.ts';
 
 describe('what a snapshot leaves out is reported', {
-  skip: skipUnlessPrograms(['age', 'zstd', 'tar']),
+  skip: skipUnlessPrograms(['age', 'zstd', 'tar', 'getfattr']),
 }, () => {
   let station: TestServer;
   let scout: TestServer;
@@ -34,6 +34,7 @@ describe('what a snapshot leaves out is reported', {
         fill: (scan) => {
           buildTree(scan, { 'docs/.upload_dir': '', 'docs/a.txt': 'alpha' });
           writeFileSync(Buffer.from(`${scan}/docs/caf\xe9.txt`, 'latin1'), 'Latin-1 name');
+          execFileSync('setfattr', ['-n', 'user.x', '-v', 'kept', join(scan, 'docs', 'a.txt')]);
           execFileSync('mkfifo', [join(scan, 'docs', 'fifo')]);
           execFileSync('python3', [
             '-c',
@@ -73,13 +74,20 @@ describe('what a snapshot leaves out is reported', {
 
     const status = (await scoutAdmin.get('/api/status')).body;
     const key = (await scoutAdmin.get('/api/encryption-key')).body;
-    const entries = await newestSnapshotEntries({
+    const newest = {
       stationUrl: station.url,
       credential,
       scout: { ...status, age_identity: key.age_identity },
       job: 'docs',
-    });
+    };
+    const entries = await newestSnapshotEntries(newest);
     assert.deepEqual(entries.sort(), ['a.txt', 'caf\\351.txt'], 'tar -t shows the byte 0xE9 as \\351');
+
+    const xattr = await withNewestSnapshot(
+      newest,
+      "mkdir out && age -d -i key.txt snap.tar.zst | zstd -d | tar --xattrs --xattrs-include='*' -x -C out && getfattr --only-values -n user.x out/a.txt",
+    );
+    assert.equal(xattr, 'kept', 'the Scout archives extended attributes');
 
     // Nothing changed: unchanged, and the report still describes the stored snapshot.
     await runNow(scoutAdmin);

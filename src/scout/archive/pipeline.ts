@@ -6,6 +6,7 @@ import { newHeader } from './age.ts';
 import { BlockFiller } from './block-filler.ts';
 import { SealWorker } from './seal-worker.ts';
 import { type ArchiveSkip, writeTar } from './tar-writer.ts';
+import type { XattrMap } from './xattr-scan.ts';
 import { ZstdWorkers } from './zstd-workers.ts';
 
 /**
@@ -19,6 +20,8 @@ export interface ArchiveOptions {
   /** What to archive, parents before children (from walkJob). */
   entries: WalkEntry[];
   followSymlinks?: boolean;
+  /** Extended attributes and ACLs by path (scanXattrs in xattr-scan.ts); none when absent. */
+  xattrs?: XattrMap;
   /** An entry left out, or archived incomplete, since the scan (tar-writer.ts); the archive stays valid. */
   onSkip?: (skipped: ArchiveSkip) => void;
   /** The X25519 public key the archive is encrypted to. */
@@ -120,6 +123,7 @@ export async function writeArchive(options: ArchiveOptions): Promise<ArchiveResu
         options.onSkip?.(entry);
       },
       followSymlinks: options.followSymlinks,
+      xattrs: options.xattrs,
     });
     await filler.end();
     for (const block of spare.splice(0)) release(block);

@@ -3,7 +3,11 @@ import { closeSync, constants, fstatSync, lstatSync, openSync, statSync } from '
 import { readlink } from 'node:fs/promises';
 import { logger } from '../../core/log.ts';
 import { escapeName } from '../../shared/byte-names.ts';
+import { byteString } from '../jobs/byte-order.ts';
 import type { SkippedEntry, WalkEntry } from '../jobs/walk.ts';
+import { paxRecord } from './pax-record.ts';
+import { xattrRecords } from './xattr-records.ts';
+import type { Xattr, XattrMap } from './xattr-scan.ts';
 
 const log = logger.child({ mod: 'scout/tar' });
 const BLOCK = 512;
@@ -26,17 +30,6 @@ function octal(value: number, width: number): string {
     .toString(8)
     .padStart(width - 1, '0')}\0`;
 }
-
-/** One pax record: "<len> <key>=<value>\n", where len counts the whole record; the value is bytes. */
-function paxRecord(key: string, value: Buffer | string): Buffer {
-  const bytes = typeof value === 'string' ? Buffer.from(value, 'utf8') : value;
-  const bodyLength = key.length + bytes.length + 3; // " " key "=" value "\n"
-  let length = bodyLength + String(bodyLength).length;
-  if (String(length).length !== String(bodyLength).length) length += 1;
-  return Buffer.concat([Buffer.from(`${length} ${key}=`, 'latin1'), bytes, NEWLINE]);
-}
-
-const NEWLINE = Buffer.from('\n');
 
 function header(fields: {
   name: Buffer;
@@ -108,6 +101,8 @@ function entryHeaders(entry: {
   size: number;
   mtimeMs: number;
   linkname?: Buffer;
+  /** Extended attributes and ACLs (xattr-records.ts). */
+  xattrs?: readonly Xattr[];
 }): Buffer[] {
   const name = entry.type === '5' ? Buffer.concat([entry.path, Buffer.of(SLASH)]) : entry.path;
   const records: Buffer[] = [];
@@ -135,6 +130,7 @@ function entryHeaders(entry: {
   if (entry.size > MAX_OCTAL_SIZE) records.push(paxRecord('size', String(entry.size)));
   if (entry.uid > MAX_OCTAL_ID) records.push(paxRecord('uid', String(entry.uid)));
   if (entry.gid > MAX_OCTAL_ID) records.push(paxRecord('gid', String(entry.gid)));
+  if (entry.xattrs) records.push(...xattrRecords(entry.xattrs));
   records.push(paxRecord('mtime', (entry.mtimeMs / 1000).toFixed(6).replace(/\.?0+$/, '')));
   const pax = Buffer.concat(records);
   const base = ustarName[ustarName.length - 1] === SLASH ? ustarName.subarray(0, -1) : ustarName;
@@ -212,7 +208,12 @@ export async function writeTar(
   root: string,
   entries: WalkEntry[],
   sink: TarSink,
-  options: TarEvents & { signal?: AbortSignal; followSymlinks?: boolean } = {},
+  options: TarEvents & {
+    signal?: AbortSignal;
+    followSymlinks?: boolean;
+    /** Extended attributes by path (xattr-scan.ts); none when absent. */
+    xattrs?: XattrMap;
+  } = {},
 ): Promise<void> {
   const skip = (path: Buffer, reason: string, inArchive: boolean) => {
     log.warn(
@@ -228,16 +229,18 @@ export async function writeTar(
   const openFlags = options.followSymlinks ? OPEN_FOLLOWING : OPEN_FLAGS;
   /** The first archived name of each file with several, by "dev:ino". */
   const links = new Map<string, { path: Buffer; incomplete: boolean }>();
+  const xattrMap = options.xattrs?.size ? options.xattrs : null;
   for (const entry of entries) {
     options.signal?.throwIfAborted();
     const absolute = Buffer.concat([rootBytes, entry.path]);
+    const xattrs = xattrMap?.get(byteString(entry.path));
     if (entry.type === 'dir') {
       const owner =
         entry.uid !== undefined
           ? entry
           : ((options.followSymlinks ? statSync : lstatSync)(absolute, { throwIfNoEntry: false }) ?? null);
       await putAll(
-        entryHeaders({ ...entry, type: '5', uid: owner?.uid ?? 0, gid: owner?.gid ?? 0, size: 0 }),
+        entryHeaders({ ...entry, type: '5', uid: owner?.uid ?? 0, gid: owner?.gid ?? 0, size: 0, xattrs }),
       );
       continue;
     }
@@ -257,6 +260,7 @@ export async function writeTar(
           gid: owner?.gid ?? 0,
           size: 0,
           linkname: target,
+          xattrs,
         }),
       );
       continue;
@@ -308,6 +312,7 @@ export async function writeTar(
           gid: stats.gid,
           size,
           mtimeMs: stats.mtimeMs,
+          xattrs,
         }),
       );
       let done = 0;

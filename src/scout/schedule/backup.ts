@@ -9,6 +9,7 @@ import type { ErrorCode } from '../../shared/protocol/error-codes.ts';
 import { parseSnapshotName } from '../../shared/protocol/snapshot-names.ts';
 import { writeArchive } from '../archive/pipeline.ts';
 import type { ArchiveSkip } from '../archive/tar-writer.ts';
+import { scanXattrs, type XattrMap } from '../archive/xattr-scan.ts';
 import { byteString } from '../jobs/byte-order.ts';
 import type { DiscoveredJob } from '../jobs/discovery.ts';
 import { describeSkipped, summarizeSkipped } from '../jobs/skipped.ts';
@@ -70,16 +71,31 @@ export function createBackup(deps: {
   /** Jobs whose last failure needs the operator (a token, a limit, a hook), not just a retry. */
   const needsAttention = new Set<string>();
 
-  async function collect(
-    job: DiscoveredJob,
-    signal: AbortSignal,
-  ): Promise<{ entries: WalkEntry[]; skipped: SkippedEntry[] }> {
+  /**
+   * Walks the job; its extended attributes are listed meanwhile by another process (only an
+   * archive needs them: `xattrs()` waits for them; `done()` stops the listing when unchanged).
+   */
+  async function collect(job: DiscoveredJob, signal: AbortSignal) {
     const entries: WalkEntry[] = [];
     const skipped: SkippedEntry[] = [];
-    if (!job.config) return { entries, skipped };
-    const onSkip = (entry: SkippedEntry) => skipped.push(entry);
-    for await (const entry of walkJob(job.absolute_path, job.config, { signal, onSkip })) entries.push(entry);
-    return { entries, skipped };
+    const stop = new AbortController();
+    const config = job.config;
+    const listing = config
+      ? scanXattrs(job.absolute_path, {
+          followSymlinks: config.follow_symlinks,
+          signal: AbortSignal.any([signal, stop.signal]),
+        })
+      : Promise.resolve(new Map() as XattrMap);
+    listing.catch(() => {}); // awaited by xattrs(), or abandoned by done()
+    try {
+      const onSkip = (entry: SkippedEntry) => skipped.push(entry);
+      if (config)
+        for await (const entry of walkJob(job.absolute_path, config, { signal, onSkip })) entries.push(entry);
+    } catch (error) {
+      stop.abort();
+      throw error;
+    }
+    return { entries, skipped, xattrs: () => listing, done: () => stop.abort() };
   }
 
   /**
@@ -90,7 +106,7 @@ export function createBackup(deps: {
    */
   async function stage(
     job: DiscoveredJob,
-    scan: { entries: WalkEntry[]; skipped: SkippedEntry[] },
+    scan: { entries: WalkEntry[]; skipped: SkippedEntry[]; xattrs: () => Promise<XattrMap> },
     fingerprint: string,
     ctx: OperationContext,
   ) {
@@ -107,6 +123,7 @@ export function createBackup(deps: {
       jobDir: job.absolute_path,
       entries,
       followSymlinks: config.follow_symlinks,
+      xattrs: await scan.xattrs(),
       recipient: key.publicKey,
       outPath: file,
       signal: ctx.signal,
@@ -169,7 +186,9 @@ export function createBackup(deps: {
         config.change_detection === 'mtimes' ? jobFingerprint(scan.entries, { mtimes: true }) : fingerprint;
       const settings = await deps.settings.read();
       const due = freshSnapshotDue(row?.lastStoredAs ?? null, settings.force_send_every_days, now);
-      if (!staged && trigger !== 'force_send' && !due && row?.storedFingerprint === detected) {
+      const unchanged = !staged && trigger !== 'force_send' && !due && row?.storedFingerprint === detected;
+      if (staged || unchanged) scan.done(); // no archive to make: its xattrs are not needed
+      if (unchanged) {
         if (again) return { reached: null, uploadedWaiting: false };
         await deps.states.update(job.relative_path, name, {
           lastStatus: 'unchanged',
@@ -180,7 +199,11 @@ export function createBackup(deps: {
         return { reached: null, uploadedWaiting: false };
       }
       if (due && !staged) log.info({ job: name, days: settings.force_send_every_days }, 'fresh snapshot due');
-      staged ??= await stage(job, scan, fingerprint, ctx);
+      try {
+        staged ??= await stage(job, scan, fingerprint, ctx);
+      } finally {
+        scan.done();
+      }
       const refuse = async (message: string, attention: boolean, code: ErrorCode) => {
         if (attention) needsAttention.add(job.relative_path);
         await deps.states.update(job.relative_path, name, {
