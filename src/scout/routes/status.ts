@@ -59,7 +59,7 @@ export function statusRoutes(scout: ScoutServices) {
     ) {
       // Another Station or token: what was seen of the old one no longer says anything, and a
       // check of the old one still waiting (an address that never answers) is not waited for.
-      stationContact.reset();
+      stationContact.reset(settings.station_url);
       void checkStation(true);
     }
     return c.json({ settings });

@@ -15,6 +15,8 @@ export interface StationContactView {
   detail: string | null;
 }
 
+const trimmed = (url: string) => url.replace(/\/+$/, '');
+
 const NONE: StationContactView = { reachable: null, checked_at: null, code: null, detail: null };
 
 /**
@@ -24,9 +26,16 @@ const NONE: StationContactView = { reachable: null, checked_at: null, code: null
  */
 function createStationContact() {
   let last = NONE;
+  /** The Station address outcomes count for (set by reset); null: any. */
+  let current: string | null = null;
   return {
-    /** A request's outcome: null when the Station accepted it, else its StationError. */
-    record(error: StationError | null): void {
+    /**
+     * A request's outcome: null when the Station accepted it, else its StationError. `base` is
+     * the address it went to: once the address changed (reset), a late answer from the old one
+     * (a check still waiting on an address that never answered) says nothing about the new one.
+     */
+    record(error: StationError | null, base?: string): void {
+      if (current !== null && base !== undefined && trimmed(base) !== current) return;
       const checked_at = clock.date().toISOString();
       if (!error) {
         last = { reachable: true, checked_at, code: null, detail: null };
@@ -35,9 +44,10 @@ function createStationContact() {
       const failure = stationFailure(error);
       last = { reachable: error.status !== 0, checked_at, code: failure.code, detail: failure.message };
     },
-    /** Forgets the last contact (the Station address or token changed). */
-    reset(): void {
+    /** Forgets the last contact (the Station address or token changed to `stationUrl`). */
+    reset(stationUrl: string | null = null): void {
       last = NONE;
+      current = stationUrl === null ? null : trimmed(stationUrl);
     },
     view: (): StationContactView => last,
   };

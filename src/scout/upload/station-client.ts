@@ -95,13 +95,13 @@ export function createStationClient(baseUrl: string, token: string) {
       if (signal?.aborted) throw signal.reason;
       const cause = (error as Error).cause ?? (error as Error).message;
       const unreachable = new StationError(0, null, null, `cannot reach the Station at ${base}: ${cause}`);
-      stationContact.record(unreachable);
+      stationContact.record(unreachable, base);
       throw unreachable;
     } finally {
       clearTimeout(timer);
     }
     const refused = response.ok ? null : await refusal(response);
-    stationContact.record(refused);
+    stationContact.record(refused, base);
     if (refused) throw refused;
     return response;
   }
