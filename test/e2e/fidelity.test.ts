@@ -2,7 +2,8 @@
 // backed up by a real Scout through a real Station, then restored three ways — the programs
 // alone (`age -d | zstd -d | tar --xattrs -x`), `backupd scout restore`, and the Scout's own
 // restore — and each gives back byte-exact names, contents, types, modes, owners, mtimes, link
-// targets and hard-link structure; backupd's restores keep the holes of a sparse file too.
+// targets, hard-link structure, extended attributes, ACLs and capabilities (getfattr, getcap);
+// backupd's restores keep the holes of a sparse file too.
 // FIFOs and sockets are left out and reported in the job's last_skipped.
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
@@ -37,8 +38,18 @@ import {
 import { runBackupd, type TestServer } from '../helpers/server.ts';
 
 const skip =
-  skipUnlessPrograms(['age', 'zstd', 'tar', 'mkfifo', 'truncate']) ||
-  (process.getuid?.() !== 0 && !IN_CI ? 'owners and a uid of 3,000,000 need root' : false);
+  skipUnlessPrograms([
+    'age',
+    'zstd',
+    'tar',
+    'mkfifo',
+    'truncate',
+    'setfattr',
+    'getfattr',
+    'setfacl',
+    'setcap',
+    'getcap',
+  ]) || (process.getuid?.() !== 0 && !IN_CI ? 'owners and a uid of 3,000,000 need root' : false);
 const JOB = 'every';
 const MiB = 1024 * 1024;
 
@@ -88,6 +99,16 @@ function fillJob(job: string): void {
   writeSync(fd, Buffer.alloc(4096, 0x5a), 0, 4096, 32 * MiB);
   closeSync(fd);
   execFileSync('truncate', ['-s', '64M', disk]);
+  const attrs = join(job, 'attrs.txt');
+  writeFileSync(attrs, 'extended attributes and an ACL');
+  execFileSync('setfattr', ['-n', 'user.comment', '-v', 'kept', attrs]);
+  execFileSync('setfattr', ['-n', 'user.odd=name%', '-v', '0x00ff0a', attrs]);
+  execFileSync('setfacl', ['-m', 'u:1234:rw,g:99:r', attrs]);
+  mkdirSync(join(job, 'acl-dir'));
+  execFileSync('setfacl', ['-d', '-m', 'u:4321:rx', join(job, 'acl-dir')]);
+  const ping = join(job, 'ping');
+  writeFileSync(ping, '#!/bin/sh\n', { mode: 0o755 });
+  execFileSync('setcap', ['cap_net_raw+ep', ping]);
   execFileSync('mkfifo', [join(job, 'fifo')]);
   execFileSync(process.execPath, [
     '-e',
@@ -108,6 +129,23 @@ function restoredTree(dest: string): Record<string, ByteTreeNode> {
   return tree;
 }
 
+/** Every extended attribute (user.*, ACLs, capabilities) under `dir`, as getfattr dumps them, by path. */
+const attributes = (dir: string) =>
+  execFileSync('getfattr', ['-R', '-P', '-h', '-d', '-m', '-', '-e', 'hex', '.'], {
+    cwd: dir,
+    encoding: 'utf8',
+  })
+    .split('\n\n')
+    .filter((block) => block.trim() !== '')
+    .sort()
+    .join('\n\n');
+
+/** What getcap says of the restored tool. */
+const capability = (dir: string) =>
+  execFileSync('getcap', [join(dir, 'ping')], { encoding: 'utf8' })
+    .replace(dir, '')
+    .trim();
+
 /** 512-byte blocks the sparse file takes. */
 const blocksOf = (dir: string) => statSync(join(dir, 'disk.img')).blocks;
 
@@ -117,6 +155,7 @@ describe('every file comes back, three ways', { skip }, () => {
   let scoutAdmin: Client;
   let scanRoot: string;
   let want: Record<string, ByteTreeNode>;
+  let wantAttributes: string;
   let archive: string;
   let keyFile: string;
   const work = mkdtempSync(join(tmpdir(), 'backupd-fidelity-e2e-'));
@@ -133,6 +172,14 @@ describe('every file comes back, three ways', { skip }, () => {
     }));
     const credential = await connectScout(scoutAdmin, stationStarted.admin, 'fidelity-host');
     want = expected(join(scanRoot, JOB));
+    wantAttributes = attributes(join(scanRoot, JOB));
+    for (const name of [
+      'user.comment',
+      'system.posix_acl_access',
+      'system.posix_acl_default',
+      'security.capability',
+    ])
+      assert.ok(wantAttributes.includes(`${name}=`), `the source has ${name}`);
     await backupJob(scoutAdmin, JOB);
     const status = await scoutStatus(scoutAdmin);
     const key = await scoutAdmin.get('/api/encryption-key');
@@ -159,7 +206,7 @@ describe('every file comes back, three ways', { skip }, () => {
     assert.deepEqual([...(state.last_skipped?.paths ?? [])].sort(), ['fifo', 'socket']);
   });
 
-  test('age -d | zstd -d | tar -x gives back every name, content, mode, owner, mtime, link and inode', () => {
+  test('age -d | zstd -d | tar -x gives back every name, content, mode, owner, mtime, link, inode, xattr, ACL and capability', () => {
     const dest = join(work, 'tar');
     mkdirSync(dest);
     execFileSync(
@@ -174,9 +221,11 @@ describe('every file comes back, three ways', { skip }, () => {
       { stdio: ['ignore', 'ignore', 'inherit'] },
     );
     assert.deepEqual(restoredTree(dest), want);
+    assert.equal(attributes(dest), wantAttributes);
+    assert.equal(capability(dest), '/ping cap_net_raw=ep');
   });
 
-  test('backupd scout restore gives back the same, and the sparse file keeps its holes', async () => {
+  test('backupd scout restore gives back the same (xattrs, ACLs, capability too), and the sparse file keeps its holes', async () => {
     const dest = join(work, 'cli');
     const result = await runBackupd(
       ['scout', 'restore', '--job', JOB, '--dest', dest, '--archive', archive, '--key-file', keyFile],
@@ -184,10 +233,12 @@ describe('every file comes back, three ways', { skip }, () => {
     );
     assert.equal(result.code, 0, result.stderr);
     assert.deepEqual(restoredTree(dest), want);
+    assert.equal(attributes(dest), wantAttributes);
+    assert.equal(capability(dest), '/ping cap_net_raw=ep');
     assert.ok(blocksOf(dest) <= 64, `disk.img takes ${blocksOf(dest)} blocks of 512 bytes`);
   });
 
-  test("the Scout's own restore gives back the same into the emptied job folder, holes too", async () => {
+  test("the Scout's own restore gives back the same into the emptied job folder: xattrs, ACLs, capability, holes", async () => {
     const job = join(scanRoot, JOB);
     for (const name of readdirSync(job, { encoding: 'buffer' })) {
       if (name.toString() !== '.upload_dir')
@@ -197,6 +248,8 @@ describe('every file comes back, three ways', { skip }, () => {
     assert.equal(reply.status, 200, reply.text);
     assert.equal(reply.body.problem_count, 0, JSON.stringify(reply.body.problems));
     assert.deepEqual(restoredTree(job), want);
+    assert.equal(attributes(job), wantAttributes);
+    assert.equal(capability(job), '/ping cap_net_raw=ep');
     assert.ok(blocksOf(job) <= 64, `disk.img takes ${blocksOf(job)} blocks of 512 bytes`);
   });
 });
