@@ -9,7 +9,7 @@ import { generateKeyPairSync } from 'node:crypto';
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { after, before, describe, test } from 'node:test';
+import { after, afterEach, before, describe, test } from 'node:test';
 import { reserve } from '../../src/core/auth/rate-limit.ts';
 import { openStationStorage, type StationStorage } from '../../src/station/db/open.ts';
 import { createLeases } from '../../src/station/services/leases.ts';
@@ -54,8 +54,13 @@ describe(LABEL, { skip }, () => {
     pg = await startPostgres();
   });
 
+  // Each test's pools close when it ends: the server allows 50 connections and a pool opens up
+  // to 10 under parallel queries, so pools kept until the end ran out of connections.
+  afterEach(async () => {
+    for (const s of stations.splice(0)) await s.close();
+  });
+
   after(async () => {
-    for (const s of stations) await s.close();
     await pg?.stop();
     for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
   });
