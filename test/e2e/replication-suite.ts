@@ -17,6 +17,7 @@ import { buildTree, jobTree } from '../helpers/files.ts';
 import { adminClient, type Client, mintAutomationToken } from '../helpers/http.ts';
 import { sampleValue, scrape } from '../helpers/metrics.ts';
 import { skipUnlessPrograms } from '../helpers/programs.ts';
+import { type Receiver, startReceiver } from '../helpers/receiver.ts';
 import { backupJob, connectScout, type RunningScout, scoutStatus, startScout } from '../helpers/scout.ts';
 import { runBackupd, type TestServer } from '../helpers/server.ts';
 import { discoverRoutes, paramsOf } from './fuzz-kit.ts';
@@ -30,6 +31,8 @@ const BIG = 64 * MIB;
 export interface ReplicationStations {
   primary: () => Promise<TestServer>;
   replica: () => Promise<TestServer>;
+  /** A second replica Station on the replica's database (PostgreSQL only). */
+  replicaTwin?: () => Promise<TestServer>;
 }
 
 interface ReplicationStatus {
@@ -123,6 +126,7 @@ export function replicationSuite(label: string, stations: ReplicationStations): 
     let replicaAdmin: Client;
     let scout: RunningScout;
     let token = '';
+    let inbox: Receiver;
     let scoutId = '';
     let instanceId = '';
     const work = mkdtempSync(join(tmpdir(), 'backupd-replication-'));
@@ -134,6 +138,7 @@ export function replicationSuite(label: string, stations: ReplicationStations): 
     };
 
     before(async () => {
+      inbox = await startReceiver();
       [primary, replica] = await Promise.all([stations.primary(), stations.replica()]);
       [primaryAdmin, replicaAdmin] = await Promise.all([adminClient(primary.url), adminClient(replica.url)]);
       scout = await startScout({
@@ -161,6 +166,7 @@ export function replicationSuite(label: string, stations: ReplicationStations): 
       await scout?.server.dispose();
       await primary?.dispose();
       await replica?.dispose();
+      await inbox?.close();
       rmSync(work, { recursive: true, force: true });
     });
 
@@ -216,6 +222,7 @@ export function replicationSuite(label: string, stations: ReplicationStations): 
         replication_schedule: '',
       });
       assert.equal(saved.replication_token_set, true);
+      expectStatus(await replicaAdmin.post('/api/ntfy', { ntfy_url: inbox.url, ntfy_topic: 'replica' }), 200);
       assert.equal(saved.replication_token, undefined, 'the token is never answered');
       const overview = await replicaAdmin.get('/api/overview?section=settings');
       assert.ok(!JSON.stringify(overview.body).includes(token), 'the token is not in the overview');
@@ -284,6 +291,31 @@ export function replicationSuite(label: string, stations: ReplicationStations): 
       assert.equal(names.length, 3);
     });
 
+    // Only where the replica's database can be shared (PostgreSQL; PGlite is one process's).
+    const twinOf = stations.replicaTwin;
+    if (twinOf)
+      test('two replica Stations on one database: one copies, the other answers already_running', async () => {
+        const twin = await twinOf();
+        try {
+          const twinAdmin = await adminClient(twin.url);
+          writeFileSync(join(scout.scanRoot, JOB, 'd.bin'), randomBytes(300_000));
+          await backupJob(scout.admin, JOB);
+          await configure({ replication_bytes_per_second: 64 * 1024 });
+          const since = new Date(Date.now() - 1000).toISOString();
+          const first = await replicaAdmin.post('/api/replication/run');
+          assert.equal(first.body.status, 'queued');
+          const other = await twinAdmin.post('/api/replication/run');
+          expectStatus(other, 200);
+          assert.equal(other.body.status, 'already_running');
+          assert.equal((await replicationStatus(twinAdmin)).state, 'running');
+          const done = await waitFinished(replicaAdmin, since);
+          assert.equal(done.last_error, null);
+        } finally {
+          await configure({ replication_bytes_per_second: 0 });
+          await twin.dispose();
+        }
+      });
+
     test('a 64 MiB copy interrupted by the primary SIGKILLed and the replica SIGKILLed resumes, never visible half-done, within the bandwidth limit', async (t) => {
       buildTree(join(scout.scanRoot, BIG_JOB), { '.upload_dir': '', 'video.bin': randomBytes(BIG) });
       const big = await backupJob(scout.admin, BIG_JOB, { timeoutMs: 180_000 });
@@ -292,7 +324,9 @@ export function replicationSuite(label: string, stations: ReplicationStations): 
       const size = source.size_bytes;
 
       const rate = 8 * MIB;
-      await configure({ replication_bytes_per_second: rate });
+      // The replica's clock runs 2 hours ahead: the job it has no copy of yet is 2 hours behind.
+      replica.advanceClock(2 * 3600_000);
+      await configure({ replication_bytes_per_second: rate, replication_max_lag_hours: 1 });
       const started = Date.now();
       const since = new Date(started - 1000).toISOString();
       expectStatus(await replicaAdmin.post('/api/replication/run'), 200);
@@ -315,6 +349,18 @@ export function replicationSuite(label: string, stations: ReplicationStations): 
       const broken = await waitFinished(replicaAdmin, since);
       assert.match(broken.last_error ?? '', /not copied|cannot be reached/);
       const firstPart = broken.bytes_copied;
+      // Notified (ntfy): the failure, and the job whose lag passed replication_max_lag_hours.
+      const titles = async () => {
+        for (let i = 0; i < 100; i++) {
+          const all = inbox.messages.map((m) => String(m.headers.title ?? ''));
+          if (all.some((t) => /failed/.test(t)) && all.some((t) => /behind/.test(t))) return all;
+          await sleep(100);
+        }
+        return inbox.messages.map((m) => String(m.headers.title ?? ''));
+      };
+      const notified = await titles();
+      assert.ok(notified.includes('Replication from the primary failed'), notified.join(' | '));
+      assert.ok(notified.includes(`Replica behind for ${BIG_JOB} on ${scoutId}`), notified.join(' | '));
       assert.ok(firstPart > 0 && firstPart < size, `first run kept ${firstPart} of ${size}`);
       assert.ok(!(await visible(replicaAdmin)).includes(big));
       primary = await primary.restart();

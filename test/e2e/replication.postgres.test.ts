@@ -11,6 +11,7 @@ onCeph(LABEL, (ceph) => {
       primary: async () =>
         stationOn('primary', { readyTimeoutMs: READY_MS, env: (await ceph()).env('primary-pg') }),
       replica: () => stationOn('replica', { readyTimeoutMs: READY_MS }),
+      replicaTwin: () => stationOn('replica', { readyTimeoutMs: READY_MS }),
     });
   });
 });
