@@ -258,6 +258,12 @@ describe('Station dashboard', { skip }, () => {
     assert.equal(await row.getByRole('button', { name: `Delete ${name}` }).count(), 0);
     const path = `/api/snapshots/host-a/${A.scout_instance_id}/documents/${name}`;
     assert.equal((await admin.delete(path)).body.code, 'protected');
+    await refresh();
+    assert.equal(
+      await documents.getByTestId('job-protected').innerText(),
+      '1 protected',
+      'the job row shows it too',
+    );
 
     await documents.getByText('Retention of this job').click();
     const scope = documents.locator('details.job-retention');

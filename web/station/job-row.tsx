@@ -30,6 +30,7 @@ export function JobRow({
   const key = `${where.scoutId}/${where.instanceId}/${job.job_name}`;
   const tableId = `snapshots-${key.replaceAll('/', '-')}`;
   const count = job.snapshots.length;
+  const guarded = job.snapshots.filter((s) => s.protected).length;
 
   return (
     <article class={`job sev-${health.severity}`} aria-label={`Job ${job.job_name}`} data-job={key}>
@@ -42,6 +43,15 @@ export function JobRow({
           {health.unusualCount > (health.health === 'unusual' ? 1 : 0) ? (
             <span class="badge warn" title={UNUSUAL_RULE}>
               {health.unusualCount} unusual
+            </span>
+          ) : null}
+          {guarded > 0 ? (
+            <span
+              class="badge ok"
+              title="Protected by an admin: retention never deletes them"
+              data-testid="job-protected"
+            >
+              {guarded} protected
             </span>
           ) : null}
         </header>
