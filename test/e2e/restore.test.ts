@@ -5,7 +5,20 @@
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  unlinkSync,
+  utimesSync,
+  writeFileSync,
+} from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { parseMarker } from '../../src/scout/jobs/marker.ts';
@@ -167,10 +180,13 @@ describe('restore end to end', { skip }, () => {
     assert.equal(preview.status, 200, preview.text);
     assert.equal(preview.body.snapshot, snap1);
     assert.deepEqual(preview.body.add, ['sub/b.sh']);
-    assert.deepEqual([...preview.body.replace].sort(), ['a.txt', 'sub/c.bin']);
+    // sub/c.bin is as in the snapshot (content, mode, time): unchanged, not replaced.
+    assert.deepEqual(preview.body.replace, ['a.txt']);
+    assert.deepEqual(preview.body.unchanged, ['sub/c.bin']);
     assert.equal(preview.body.add_count, 1);
-    assert.equal(preview.body.replace_count, 2);
-    assert.equal(preview.body.bytes, 2 + '#!/bin/sh\necho b\n'.length + 30_000);
+    assert.equal(preview.body.replace_count, 1);
+    assert.equal(preview.body.unchanged_count, 1);
+    assert.equal(preview.body.bytes, 2 + '#!/bin/sh\necho b\n'.length);
     assert.deepEqual(jobTree(docs()), before, 'a preview changes nothing');
 
     const restored = await A.admin.post('/api/recovery/restore', { relative_path: 'docs' });
@@ -179,7 +195,9 @@ describe('restore end to end', { skip }, () => {
       status: 'restored',
       snapshot: snap1,
       added: 1,
-      replaced: 2,
+      replaced: 1,
+      unchanged: 1,
+      destination: docs(),
       bytes: preview.body.bytes,
       problem_count: 0,
       problems: [],
@@ -193,9 +211,100 @@ describe('restore end to end', { skip }, () => {
     assert.equal((await A.admin.get('/api/status')).body.operation, null);
   });
 
+  test('chosen paths into another folder: only they are written there, the job folder is untouched', async () => {
+    const before = jobTree(docs());
+    const elsewhere = join(tmpdir(), `backupd-restore-elsewhere-${randomBytes(4).toString('hex')}`);
+    try {
+      const preview = await A.admin.post('/api/recovery/preview', {
+        relative_path: 'docs',
+        paths: ['a.txt'],
+        destination: elsewhere,
+      });
+      assert.equal(preview.status, 200, preview.text);
+      assert.deepEqual([preview.body.add, preview.body.replace, preview.body.unchanged], [['a.txt'], [], []]);
+      assert.equal(existsSync(elsewhere), false, 'a preview makes no folder');
+
+      const one = await A.admin.post('/api/recovery/restore', {
+        relative_path: 'docs',
+        paths: ['a.txt'],
+        destination: elsewhere,
+      });
+      assert.equal(one.status, 200, one.text);
+      assert.equal(one.body.added, 1);
+      assert.equal(one.body.destination, elsewhere);
+      assert.deepEqual(readdirSync(elsewhere), ['a.txt']);
+      assert.equal(readFileSync(join(elsewhere, 'a.txt'), 'utf8'), 'v1');
+
+      // A folder restores its subtree, at its path relative to the job folder.
+      const sub = await A.admin.post('/api/recovery/restore', {
+        relative_path: 'docs',
+        paths: ['sub/', 'not-there.txt'],
+        destination: elsewhere,
+      });
+      assert.equal(sub.status, 200, sub.text);
+      assert.equal(sub.body.added, 2);
+      assert.deepEqual(sub.body.problems, [{ path: 'not-there.txt', message: 'not in the snapshot' }]);
+      assert.deepEqual(readdirSync(join(elsewhere, 'sub')).sort(), ['b.sh', 'c.bin', 'empty']);
+      assert.deepEqual(readdirSync(elsewhere).sort(), ['a.txt', 'sub']);
+      assert.deepEqual(jobTree(docs()), before, 'the job folder is untouched');
+    } finally {
+      rmSync(elsewhere, { recursive: true, force: true });
+    }
+  });
+
+  test('an identical file is unchanged and not rewritten; same size and time but other bytes is replaced', async () => {
+    const a = join(docs(), 'a.txt');
+    const c = join(docs(), 'sub', 'c.bin');
+    const aBefore = statSync(a);
+    writeFileSync(a, 'v2'); // same size; the time put back: only the bytes tell
+    utimesSync(a, aBefore.atime, aBefore.mtime);
+    const cBefore = statSync(c);
+    const preview = await A.admin.post('/api/recovery/preview', { relative_path: 'docs' });
+    assert.equal(preview.status, 200, preview.text);
+    assert.deepEqual(preview.body.replace, ['a.txt']);
+    assert.deepEqual([...preview.body.unchanged].sort(), ['sub/b.sh', 'sub/c.bin']);
+    assert.equal(preview.body.unchanged_count, 2);
+    const restored = await A.admin.post('/api/recovery/restore', { relative_path: 'docs' });
+    assert.equal(restored.status, 200, restored.text);
+    assert.equal(restored.body.replaced, 1);
+    assert.equal(restored.body.unchanged, 2);
+    assert.equal(readFileSync(a, 'utf8'), 'v1');
+    const cAfter = statSync(c);
+    assert.equal(cAfter.ino, cBefore.ino, 'the unchanged file is the same inode');
+    assert.equal(cAfter.ctimeMs, cBefore.ctimeMs, 'and was not touched');
+  });
+
+  test('bad paths and destinations are 400 with a detail', async () => {
+    const linkDest = join(tmpdir(), `backupd-restore-link-${randomBytes(4).toString('hex')}`);
+    symlinkSync(tmpdir(), linkDest);
+    try {
+      for (const [body, detail] of [
+        [{ paths: ['../etc/passwd'] }, /paths "\.\.\/etc\/passwd" has "\.\."/],
+        [{ paths: ['/etc/passwd'] }, /is absolute/],
+        [{ paths: ['.'] }, /names no file or folder/],
+        [{ paths: ['bad\\q'] }, /starts no escape/],
+        [{ paths: 'a.txt' }, /paths must be a list/],
+        [{ destination: 'relative/dir' }, /absolute folder/],
+        [{ destination: '/tmp/../etc' }, /must not contain "\.\."/],
+        [{ destination: linkDest }, /symbolic link/],
+      ] as const) {
+        for (const route of ['preview', 'restore']) {
+          const reply = await A.admin.post(`/api/recovery/${route}`, { relative_path: 'docs', ...body });
+          assert.equal(reply.status, 400, `${route} ${JSON.stringify(body)}: ${reply.text}`);
+          assert.match(reply.body.detail, detail);
+        }
+      }
+    } finally {
+      unlinkSync(linkDest);
+    }
+  });
+
   test('a folder the restore cannot write into: every other file restored, the problems in the answer', async () => {
     writeFileSync(join(docs(), 'a.txt'), 'edited again');
     const sub = join(docs(), 'sub');
+    // Both must be written (files as in the snapshot are not rewritten at all).
+    unlinkSync(join(sub, 'b.sh'));
+    writeFileSync(join(sub, 'c.bin'), 'changed');
     execFileSync('chattr', ['+i', sub]); // immutable: even root cannot add or replace a file there
     try {
       const restored = await A.admin.post('/api/recovery/restore', { relative_path: 'docs' });
@@ -218,6 +327,8 @@ describe('restore end to end', { skip }, () => {
       execFileSync('chattr', ['-i', sub]);
     }
     assert.equal(readFileSync(join(docs(), 'a.txt'), 'utf8'), 'v1', 'a.txt restored all the same');
+    const again = await A.admin.post('/api/recovery/restore', { relative_path: 'docs' });
+    assert.equal(again.body.problem_count, 0, again.text);
   });
 
   test('fingerprint: empty is the latest, 8 or 64 hex the newest match, anything else 400', async () => {

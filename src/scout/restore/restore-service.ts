@@ -20,10 +20,43 @@ import type { JobCatalog } from '../services/job-catalog.ts';
 import type { ScoutSettingsService } from '../services/scout-settings.ts';
 import { createStationClient, StationError } from '../upload/station-client.ts';
 import { stationAppError, stationNotConfigured } from '../upload/station-errors.ts';
+import { chosenPaths, destinationFolder, SelectionError } from './restore-selection.ts';
 import { type RestorePlan, restoreArchive, UnsafeEntryError } from './restorer.ts';
+import { assertDestination } from './safe-tree.ts';
 import { TarError } from './tar-reader.ts';
 
 export type { ListedSnapshot, SnapshotChoice };
+
+/** Which snapshot, which of its entries and where: the body of preview and restore. */
+export interface RestoreChoice extends SnapshotChoice {
+  /** Paths relative to the job folder (escaped names); the whole snapshot when absent. */
+  paths?: string[] | undefined;
+  /** An absolute folder on the host; the job folder when absent. */
+  destination?: string | undefined;
+}
+
+/** Where a restore writes: `destination` (checked) or the job folder, and the scan root it lies in. */
+function restoreTarget(choice: RestoreChoice, jobFolder: string, scanRoot: string) {
+  let dest = jobFolder;
+  let paths: string[] | undefined;
+  try {
+    if (choice.paths !== undefined) paths = chosenPaths(choice.paths, 'paths');
+    if (choice.destination !== undefined) dest = destinationFolder(choice.destination, 'destination');
+  } catch (error) {
+    if (error instanceof SelectionError) throw badRequest(error.message);
+    throw error;
+  }
+  const root = scanRoot.replace(/\/+$/, '');
+  // Inside the scan root no folder on the way may be a symlink (as for the job folder itself).
+  const within = dest === root || dest.startsWith(`${root}/`) ? root : undefined;
+  try {
+    assertDestination(dest, within);
+  } catch (error) {
+    if (error instanceof UnsafeEntryError) throw badRequest(`destination: ${error.message}`);
+    throw error;
+  }
+  return { dest, within, paths };
+}
 
 /** Turns what can go wrong in a restore into an answer that says what to do. */
 export function restoreFailure(error: unknown): unknown {
@@ -122,7 +155,7 @@ export function createRestores(deps: {
     return { job, jobName: job.config.job_name };
   }
 
-  async function run(relativePath: string, choice: SnapshotChoice, dryRun: boolean) {
+  async function run(relativePath: string, choice: RestoreChoice, dryRun: boolean) {
     const fp = choice.fingerprint ?? '';
     if (fp !== '' && !isFingerprint(fp))
       throw badRequest(`fingerprint must be empty, or ${FINGERPRINT_RULE}`);
@@ -130,6 +163,7 @@ export function createRestores(deps: {
       throw badRequest(`filename must be ${SNAPSHOT_FILENAME_RULE}`);
     if (fp !== '' && choice.filename) throw badRequest('give a fingerprint or a filename, not both');
     const { job, jobName } = await jobAt(relativePath);
+    const { dest, within, paths } = restoreTarget(choice, job.absolute_path, deps.catalog.scanRoot);
     const keys: ScoutKey[] = deps.keys.all();
     const outcome = await deps.runner.run('restore', jobName, async (ctx) => {
       try {
@@ -138,9 +172,10 @@ export function createRestores(deps: {
         const plan = await restoreArchive({
           source: snapshot.body,
           keys,
-          dest: job.absolute_path,
+          dest,
           // A folder on the way from the scan root swapped for a link is refused, not followed.
-          within: deps.catalog.scanRoot,
+          within,
+          paths,
           dryRun,
           signal: ctx.signal,
           onSourceBytes: (bytes) => ctx.progress({ bytes_done: bytes }),
@@ -151,10 +186,10 @@ export function createRestores(deps: {
             deps.notifier,
             'restore_completed',
             jobName,
-            `${snapshot.filename} restored into ${relativePath}: ${plan.add.length} added, ${plan.replace.length} replaced${problemsSummary(plan)}`,
+            `${snapshot.filename} restored into ${dest === job.absolute_path ? relativePath : dest}: ${plan.add.length} added, ${plan.replace.length} replaced, ${plan.unchanged.length} unchanged${problemsSummary(plan)}`,
             plan.problemCount > 0,
           );
-        return { snapshot: snapshot.filename, plan };
+        return { snapshot: snapshot.filename, plan, dest };
       } catch (error) {
         const failure = restoreFailure(error);
         if (!dryRun)
@@ -181,7 +216,7 @@ export function createRestores(deps: {
         throw restoreFailure(error);
       }
     },
-    async preview(relativePath: string, choice: SnapshotChoice = {}) {
+    async preview(relativePath: string, choice: RestoreChoice = {}) {
       const outcome = await run(relativePath, choice, true);
       if (outcome.status === 'already_running') return { status: 'already_running' };
       const { snapshot, plan } = outcome.result;
@@ -189,21 +224,25 @@ export function createRestores(deps: {
         snapshot,
         add: plan.add,
         replace: plan.replace,
+        unchanged: plan.unchanged,
         add_count: plan.add.length,
         replace_count: plan.replace.length,
+        unchanged_count: plan.unchanged.length,
         bytes: plan.bytes,
         ...problemsAnswer(plan),
       };
     },
-    async restore(relativePath: string, choice: SnapshotChoice = {}) {
+    async restore(relativePath: string, choice: RestoreChoice = {}) {
       const outcome = await run(relativePath, choice, false);
       if (outcome.status === 'already_running') return { status: 'already_running' };
-      const { snapshot, plan } = outcome.result;
+      const { snapshot, plan, dest } = outcome.result;
       return {
         status: 'restored',
         snapshot,
         added: plan.add.length,
         replaced: plan.replace.length,
+        unchanged: plan.unchanged.length,
+        destination: dest,
         bytes: plan.bytes,
         ...problemsAnswer(plan),
       };

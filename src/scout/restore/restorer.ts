@@ -7,9 +7,12 @@ import {
   mkdirSync,
   openSync,
   renameSync,
+  rmdirSync,
   rmSync,
+  type Stats,
   symlinkSync,
 } from 'node:fs';
+import { dirname, resolve } from 'node:path';
 import type { Readable } from 'node:stream';
 import { logger } from '../../core/log.ts';
 import type { ScoutKey } from '../archive/x25519.ts';
@@ -23,6 +26,7 @@ import {
   SafeTree,
   UnsafeEntryError,
 } from './safe-tree.ts';
+import { sameData } from './same-data.ts';
 import { snapshotTarStream } from './snapshot-stream.ts';
 import { SparseWriter } from './sparse-writer.ts';
 import { readTar, type TarEntry } from './tar-reader.ts';
@@ -40,6 +44,8 @@ export interface RestorePlan {
   /** Files added and replaced (a dry run: that would be), shown as src/shared/byte-names.ts escapes names. */
   add: string[];
   replace: string[];
+  /** Files already there with the same content, mode, time (and owner as root): not rewritten. */
+  unchanged: string[];
   bytes: number;
   /**
    * Entries restored without part of their metadata (owner, mode, time, xattrs) or not at all
@@ -58,6 +64,11 @@ export interface RestoreOptions {
   dest: string;
   /** A folder `dest` lies in (the scan root): no folder between them may be a symlink either. */
   within?: string;
+  /**
+   * Restore only these entries and what lies below them (byte strings as safeRelative gives
+   * them); the whole snapshot when absent. A chosen path the snapshot lacks is a problem.
+   */
+  paths?: string[];
   /** List what would be added and replaced, write nothing. */
   dryRun?: boolean;
   signal?: AbortSignal;
@@ -96,7 +107,10 @@ export function safeRelative(path: string): string {
  * of small files that latency, not the bytes, was most of a restore's time.
  */
 function kindAt(path: string | Buffer): 'missing' | 'dir' | 'file' | 'symlink' | 'other' {
-  const s = lstatSync(path, { throwIfNoEntry: false });
+  return kindOf(lstatSync(path, { throwIfNoEntry: false }));
+}
+
+function kindOf(s: Stats | undefined): 'missing' | 'dir' | 'file' | 'symlink' | 'other' {
   if (!s) return 'missing';
   if (s.isSymbolicLink()) return 'symlink';
   if (s.isDirectory()) return 'dir';
@@ -137,6 +151,28 @@ function tempNames(): () => string {
   };
 }
 
+/** The topmost folder of `dest` (itself or an ancestor) that does not exist yet; null when it does. */
+function firstMissing(dest: string): string | null {
+  let missing: string | null = null;
+  for (let path = resolve(dest); !lstatSync(path, { throwIfNoEntry: false }); path = dirname(path)) {
+    missing = path;
+    if (dirname(path) === path) break;
+  }
+  return missing;
+}
+
+/** Removes `dest` and its parents up to `top` while they are empty (a restore that stopped). */
+function removeEmpty(dest: string, top: string): void {
+  for (let path = resolve(dest); ; path = dirname(path)) {
+    try {
+      rmdirSync(path);
+    } catch {
+      return;
+    }
+    if (path === top || dirname(path) === path) return;
+  }
+}
+
 const NEW_FILE = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW;
 const FOLDER = constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW;
 
@@ -165,15 +201,15 @@ function split(rel: string): [string, string] {
 export async function restoreArchive(options: RestoreOptions): Promise<RestorePlan> {
   const { dest } = options;
   const asRoot = options.asRoot ?? process.getuid?.() === 0;
-  const plan: RestorePlan = { add: [], replace: [], bytes: 0, problems: [], problemCount: 0 };
+  const plan: RestorePlan = { add: [], replace: [], unchanged: [], bytes: 0, problems: [], problemCount: 0 };
+  const chosen = options.paths ? new Set(options.paths) : null;
+  const matched = new Set<string>();
   const folders: { rel: string; entry: TarEntry; dev: number; ino: number }[] = [];
   /** Files a dry run would write / a restore wrote: the only targets a hard link may have. */
   const ownFiles = new Set<string>();
   const knownFolders = new Set<string>();
   const plannedLinks = new Set<string>();
   const tempName = tempNames();
-  assertDestination(dest, options.within);
-  const tree = options.dryRun ? null : SafeTree.open(dest, options.within);
   const problemShown = (path: string, message: string) => {
     log.warn({ path }, message);
     plan.problemCount += 1;
@@ -183,26 +219,66 @@ export async function restoreArchive(options: RestoreOptions): Promise<RestorePl
   };
   const problem = (rel: string, message: string) => problemShown(shown(rel), message);
   const xattrs = createXattrApplier(problemShown);
-  const { tar: tarStream, plumbing } = snapshotTarStream(options);
+  assertDestination(dest, options.within);
+  const madeFrom = options.dryRun ? null : firstMissing(dest);
+  let tree: SafeTree | null = null;
   try {
-    try {
-      await extract(tarStream);
-    } catch (error) {
-      options.source.destroy();
-      await plumbing;
-      throw error;
-    }
-    const failure = await plumbing;
-    if (failure) throw failure;
-    // Folder owners, modes and times last: restoring their contents changed the times, and a
-    // folder restored read-only must still take its files.
-    if (tree) for (const folder of folders.reverse()) finishFolder(tree, folder);
-    xattrs.flush();
-  } finally {
-    xattrs.discard();
-    tree?.close();
+    tree = options.dryRun ? null : SafeTree.open(dest, options.within);
+    await restoreAll();
+  } catch (error) {
+    // A restore that stopped leaves no empty folder of its own making behind (a wrong key).
+    if (madeFrom) removeEmpty(dest, madeFrom);
+    throw error;
   }
   return plan;
+
+  async function restoreAll(): Promise<void> {
+    const { tar: tarStream, plumbing } = snapshotTarStream(options);
+    try {
+      try {
+        await extract(tarStream);
+      } catch (error) {
+        options.source.destroy();
+        await plumbing;
+        throw error;
+      }
+      const failure = await plumbing;
+      if (failure) throw failure;
+      for (const path of chosen ?? []) if (!matched.has(path)) problem(path, 'not in the snapshot');
+      // Folder owners, modes and times last: restoring their contents changed the times, and a
+      // folder restored read-only must still take its files.
+      if (tree) for (const folder of folders.reverse()) finishFolder(tree, folder);
+      xattrs.flush();
+    } finally {
+      xattrs.discard();
+      tree?.close();
+    }
+  }
+
+  /** Whether the entry `rel` is one the restore was asked for. */
+  function isChosen(rel: string): boolean {
+    if (!chosen) return true;
+    for (let end = rel.indexOf('/'); ; end = rel.indexOf('/', end + 1)) {
+      const prefix = end < 0 ? rel : rel.slice(0, end);
+      if (chosen.has(prefix)) {
+        matched.add(prefix);
+        return true;
+      }
+      if (end < 0) return false;
+    }
+  }
+
+  /** Whether an existing file's size, mode, time (and owner, as root) are the entry's. */
+  function sameMetadata(s: Stats, entry: TarEntry): boolean {
+    let mode = entry.mode & 0o7777;
+    if (!asRoot) mode &= ~0o6000;
+    return (
+      s.size === entry.size &&
+      (s.mode & 0o7777) === mode &&
+      Math.floor(s.mtimeMs / 1000) === Math.floor(entry.mtimeMs / 1000) &&
+      (!asRoot || (s.uid === entry.uid && s.gid === entry.gid))
+    );
+  }
 
   function finishFolder(safe: SafeTree, folder: (typeof folders)[number]): void {
     try {
@@ -248,7 +324,7 @@ export async function restoreArchive(options: RestoreOptions): Promise<RestorePl
     await readTar(input, async (entry: TarEntry, data) => {
       options.signal?.throwIfAborted();
       const rel = safeRelative(byteString(entry.path));
-      if (rel === '') return;
+      if (rel === '' || !isChosen(rel)) return;
       try {
         await restoreEntry(entry, rel, data);
       } catch (error) {
@@ -283,7 +359,8 @@ export async function restoreArchive(options: RestoreOptions): Promise<RestorePl
         `unsafe entry "${shown(rel)}": passes through the symlink ${shown(parentLink)}`,
       );
     const targetPath = tree && parent ? tree.at(parent, name) : fsPath(dest, rel);
-    const existing = kindAt(targetPath);
+    const existingStats = lstatSync(targetPath, { throwIfNoEntry: false });
+    const existing = kindOf(existingStats);
     if (entry.type === '5') {
       if (existing === 'symlink' || existing === 'file' || existing === 'other') {
         throw new RefusedEntryError(
@@ -300,6 +377,54 @@ export async function restoreArchive(options: RestoreOptions): Promise<RestorePl
       return;
     }
     if (existing === 'dir') throw new RefusedEntryError('a folder is in the way');
+    let toWrite = data;
+    if (entry.type === '0' && existingStats && existing === 'file' && sameMetadata(existingStats, entry)) {
+      // Same size, mode and time: the content decides, compared as the entry streams.
+      const differing = await compareWith(targetPath, data);
+      if (differing === null) {
+        plan.unchanged.push(shown(rel));
+        ownFiles.add(rel);
+        return;
+      }
+      toWrite = differing.data;
+      try {
+        await restoreFile(entry, rel, parent, name, toWrite, existing);
+      } finally {
+        if (differing.fd >= 0) closeSync(differing.fd);
+      }
+      return;
+    }
+    await restoreFile(entry, rel, parent, name, toWrite, existing);
+  }
+
+  /** The existing file's data compared with the entry's: null when the same. */
+  async function compareWith(
+    path: string | Buffer,
+    data: AsyncGenerator<Buffer>,
+  ): Promise<{ fd: number; data: AsyncGenerator<Buffer> } | null> {
+    let fd: number;
+    try {
+      fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW);
+    } catch {
+      return { fd: -1, data };
+    }
+    let rest: AsyncGenerator<Buffer> | null = null;
+    try {
+      rest = await sameData(fd, data);
+    } finally {
+      if (rest === null) closeSync(fd);
+    }
+    return rest === null ? null : { fd, data: rest };
+  }
+
+  async function restoreFile(
+    entry: TarEntry,
+    rel: string,
+    parent: OpenFolder | null,
+    name: string,
+    data: AsyncGenerator<Buffer>,
+    existing: ReturnType<typeof kindOf>,
+  ): Promise<void> {
     const listed = existing === 'missing' ? plan.add : plan.replace;
     let source: OpenFolder | null = null;
     if (entry.type === '1') {

@@ -9,13 +9,17 @@ const RestoreBody = z.object({
   relative_path: z.string({ error: 'relative_path is required' }),
   fingerprint: z.string().optional(),
   filename: z.string().optional(),
+  paths: z
+    .array(z.string({ error: 'paths: each must be a string' }), { error: 'paths must be a list of paths' })
+    .optional(),
+  destination: z.string({ error: 'destination must be a string' }).optional(),
 });
 
 const ListQuery = z.object({
   relative_path: z.string({ error: 'relative_path is required (the job folder, relative to SCAN_ROOT)' }),
 });
 
-/** Preview and restore of a job's snapshot (whole snapshots; files absent from it stay). */
+/** Preview and restore of a job's snapshot, or chosen paths of it, into the job folder or another folder (files absent from it stay). */
 export function recoveryRoutes(restores: Restores) {
   const app = new Hono<AppEnv>();
   app.get('/snapshots', adminOnly('restore'), async (c) => {
