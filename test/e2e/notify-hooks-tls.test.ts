@@ -374,6 +374,8 @@ describe('notifications, hooks and TLS end to end', () => {
     // An entry the job folder refuses: the restore completes, and its notice says so, loudly.
     from = scoutInbox.messages.length;
     const docs = join(scanRoot, 'docs');
+    // A file to write (one as in the snapshot is not rewritten at all).
+    writeFileSync(join(docs, 'a.txt'), 'edited');
     execFileSync('chattr', ['+i', docs]); // immutable: no file in it can be replaced
     try {
       const withProblems = await scoutAdmin.post('/api/recovery/restore', { relative_path: 'docs' });
