@@ -189,7 +189,7 @@ describe('operator’s guide section 7: disaster recovery as written', { skip },
     instanceId = (await scoutStatus(scoutAdmin)).scout_instance_id;
 
     const console_ = await signedIn(scout.url);
-    await console_.getByRole('link', { name: 'Scout key' }).click();
+    await console_.getByRole('link', { name: 'Scout key', exact: true }).click();
     const [download] = await Promise.all([
       console_.waitForEvent('download'),
       console_.getByRole('button', { name: 'Download key file' }).click(),
