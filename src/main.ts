@@ -84,7 +84,7 @@ The README lists every variable.`,
 scout
   .command('restore')
   .description("restore one job's snapshot into a folder, without a running Scout (disaster recovery)")
-  .requiredOption('--job <name>', 'the job name')
+  .option('--job <name>', 'the job name (required unless --list alone, which lists the jobs)')
   .option('--dest <dir>', 'the folder to restore into (created if missing; required unless --list)')
   .option('--station-url <url>', 'the Station (default: the Scout settings in --data-dir, or STATION_URL)')
   .option(
@@ -105,10 +105,16 @@ scout
   )
   .option('--data-dir <dir>', "an existing Scout's data dir: its key, keyring and settings")
   .option('--archive <path>', 'decrypt a local archive instead of downloading')
-  .option('--dry-run', 'list what would be added or replaced, write nothing')
+  .option('--dry-run', 'list what would be added, replaced or left unchanged, write nothing')
+  .option(
+    '--path <path>',
+    'restore only this file or folder (relative to the job folder, names escaped as \\xHH; repeatable); it lands at --dest/<path>',
+    (value: string, previous: string[] = []) => [...previous, value],
+  )
+  .option('--list-files', "print the snapshot's entries (sizes, names) and exit; writes nothing")
   .option(
     '--list',
-    "print the job's snapshots on the Station (newest first: time, size, fingerprint, file) and exit",
+    "print the job's snapshots on the Station (newest first: time, size, fingerprint, file) and exit; without --job, the jobs",
   )
   .addHelpText(
     'after',

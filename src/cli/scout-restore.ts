@@ -6,19 +6,21 @@ import { ConfigError } from '../core/config.ts';
 import { parseScoutKey, type ScoutKey } from '../scout/archive/x25519.ts';
 import { readKeyFile } from '../scout/keys/identity-file.ts';
 import { createKeyStore } from '../scout/keys/key-store.ts';
+import { chosenPaths, SelectionError } from '../scout/restore/restore-selection.ts';
 import { restoreFailure } from '../scout/restore/restore-service.ts';
 import { restoreArchive } from '../scout/restore/restorer.ts';
+import { listSnapshotEntries } from '../scout/restore/snapshot-entries.ts';
 import { defaultScoutId } from '../scout/services/scout-settings.ts';
-import { createStationClient } from '../scout/upload/station-client.ts';
+import { createStationClient, StationError } from '../scout/upload/station-client.ts';
 import { isNamespaceComponent, NAMESPACE_RULE } from '../shared/namespace.ts';
 import { FINGERPRINT_RULE, isFingerprint } from '../shared/protocol/fields.ts';
-import type { ListedSnapshot } from '../shared/protocol/recovery.ts';
+import type { ListedJob, ListedSnapshot } from '../shared/protocol/recovery.ts';
 import { CommandFailed, RestoredWithProblems } from './exit.ts';
 import { createProgress } from './progress.ts';
 import { recoveryFailure } from './recovery-failure.ts';
 
 export interface RestoreFlags {
-  job: string;
+  job?: string;
   dest?: string;
   stationUrl?: string;
   token?: string;
@@ -32,6 +34,9 @@ export interface RestoreFlags {
   archive?: string;
   dryRun?: boolean;
   list?: boolean;
+  listFiles?: boolean;
+  /** `--path`, repeatable: files or folders relative to the job folder. */
+  path?: string[];
 }
 
 /** Settings a Scout saved in its data dir (read-only; the Scout may be running). */
@@ -111,19 +116,57 @@ function formatSize(bytes: number): string {
   return `${value.toFixed(unit === 0 ? 0 : 1)} ${units[unit]}`;
 }
 
-/** `--list`: the job's snapshots on the Station, newest first, one a line; writes nothing else. */
-async function listSnapshots(flags: RestoreFlags, dataDir: string | undefined): Promise<void> {
+/** `--list` without `--job`: the instance's jobs on the Station, one a line. */
+async function listJobs(flags: RestoreFlags, dataDir: string | undefined): Promise<void> {
   const { client, scoutId, instanceId } = stationTarget(flags, dataDir);
-  let snapshots: ListedSnapshot[];
+  let jobs: ListedJob[];
   try {
-    snapshots = await client.snapshots(flags.job);
+    jobs = await client.jobs();
   } catch (error) {
     throw failed(recoveryFailure(error, scoutId, instanceId));
   }
-  if (snapshots.length === 0) {
-    process.stdout.write(`no snapshots of ${flags.job} from ${scoutId}/${instanceId} on the Station\n`);
+  if (jobs.length === 0) {
+    process.stdout.write(`no snapshots from ${scoutId}/${instanceId} on the Station\n`);
     return;
   }
+  for (const j of jobs) {
+    const count = `${j.snapshot_count} snapshot${j.snapshot_count === 1 ? '' : 's'}`;
+    process.stdout.write(
+      `${j.job_name}  ${count}, newest ${j.newest_timestamp} (${formatSize(j.newest_size_bytes)})\n`,
+    );
+  }
+  process.stderr.write("list a job's snapshots with --list --job NAME\n");
+}
+
+/** A job with no snapshot on the Station: exit 1, naming the jobs there are. */
+async function unknownJob(
+  client: ReturnType<typeof stationTarget>['client'],
+  job: string,
+  where: string,
+): Promise<CommandFailed> {
+  const known = await client.jobs().then(
+    (jobs) => jobs.map((j) => j.job_name),
+    () => null,
+  );
+  const hint =
+    known === null
+      ? ''
+      : known.length === 0
+        ? '; it has none from this instance'
+        : `; jobs there: ${known.join(', ')}`;
+  return new CommandFailed(`no job ${job} from ${where} on the Station${hint}`);
+}
+
+/** `--list`: the job's snapshots on the Station, newest first, one a line; writes nothing else. */
+async function listSnapshots(flags: RestoreFlags, job: string, dataDir: string | undefined): Promise<void> {
+  const { client, scoutId, instanceId } = stationTarget(flags, dataDir);
+  let snapshots: ListedSnapshot[];
+  try {
+    snapshots = await client.snapshots(job);
+  } catch (error) {
+    throw failed(recoveryFailure(error, scoutId, instanceId));
+  }
+  if (snapshots.length === 0) throw await unknownJob(client, job, `${scoutId}/${instanceId}`);
   for (const s of snapshots) {
     const fingerprint = s.fingerprint ? s.fingerprint.slice(0, 8) : '-';
     process.stdout.write(
@@ -135,15 +178,25 @@ async function listSnapshots(flags: RestoreFlags, dataDir: string | undefined): 
 
 /** `backupd scout restore`: one job's snapshot into a folder, without a running Scout. */
 export async function scoutRestore(flags: RestoreFlags): Promise<void> {
-  if (!isNamespaceComponent(flags.job)) throw new ConfigError(`--job must be ${NAMESPACE_RULE}`);
+  const dataDirFlag = flags.dataDir ? resolve(flags.dataDir) : undefined;
+  if (flags.list && flags.job === undefined) return listJobs(flags, dataDirFlag);
+  const job = need(flags.job, '--job (or --list alone to list the jobs)');
+  if (!isNamespaceComponent(job)) throw new ConfigError(`--job must be ${NAMESPACE_RULE}`);
+  let paths: string[] | undefined;
+  try {
+    paths = flags.path && flags.path.length > 0 ? chosenPaths(flags.path, '--path') : undefined;
+  } catch (error) {
+    if (error instanceof SelectionError) throw new ConfigError(error.message);
+    throw error;
+  }
   if (flags.fingerprint && flags.file) throw new ConfigError('use --fingerprint or --file, not both');
   if (flags.key && flags.keyFile) throw new ConfigError('use --key or --key-file, not both');
   if (flags.fingerprint && !isFingerprint(flags.fingerprint)) {
     throw new ConfigError(`--fingerprint must be ${FINGERPRINT_RULE}`);
   }
-  const dataDir = flags.dataDir ? resolve(flags.dataDir) : undefined;
-  if (flags.list) return listSnapshots(flags, dataDir);
-  const dest = resolve(need(flags.dest, '--dest (the folder to restore into)'));
+  const dataDir = dataDirFlag;
+  if (flags.list) return listSnapshots(flags, job, dataDir);
+  const dest = flags.listFiles ? '' : resolve(need(flags.dest, '--dest (the folder to restore into)'));
   const keys = await keysFrom(flags, dataDir);
   let source: Readable;
   let snapshot: string;
@@ -156,7 +209,7 @@ export async function scoutRestore(flags: RestoreFlags): Promise<void> {
   } else {
     const { client, scoutId, instanceId } = stationTarget(flags, dataDir);
     try {
-      const download = await client.download(flags.job, {
+      const download = await client.download(job, {
         filename: flags.file,
         fingerprint: flags.fingerprint,
       });
@@ -164,9 +217,17 @@ export async function scoutRestore(flags: RestoreFlags): Promise<void> {
       source = download.body;
       size = download.size;
     } catch (error) {
+      if (error instanceof StationError && error.status === 404 && !flags.file && !flags.fingerprint) {
+        const none = await client.snapshots(job).then(
+          (list) => list.length === 0,
+          () => false,
+        );
+        if (none) throw await unknownJob(client, job, `${scoutId}/${instanceId}`);
+      }
       throw failed(recoveryFailure(error, scoutId, instanceId));
     }
   }
+  if (flags.listFiles) return listFiles(snapshot, source, keys, size);
   const progress = createProgress(flags.dryRun ? 'reading' : 'restoring');
   let plan: Awaited<ReturnType<typeof restoreArchive>>;
   try {
@@ -174,6 +235,7 @@ export async function scoutRestore(flags: RestoreFlags): Promise<void> {
       source,
       keys,
       dest,
+      paths,
       dryRun: flags.dryRun === true,
       onSourceBytes: (read) => progress.update(read, size),
       // Each problem as it happens, on a line of its own (below a progress bar's line).
@@ -190,20 +252,48 @@ export async function scoutRestore(flags: RestoreFlags): Promise<void> {
   if (flags.dryRun) {
     for (const path of plan.add) process.stdout.write(`add ${path}\n`);
     for (const path of plan.replace) process.stdout.write(`replace ${path}\n`);
+    for (const path of plan.unchanged) process.stdout.write(`unchanged ${path}\n`);
     process.stdout.write(
-      `${snapshot}: would add ${plan.add.length} and replace ${plan.replace.length} files (${plan.bytes} bytes) in ${dest}\n`,
+      `${snapshot}: would add ${plan.add.length} and replace ${plan.replace.length} files (${formatSize(plan.bytes)}) in ${dest}; ${plan.unchanged.length} unchanged\n`,
     );
     if (problems > 0) throw new RestoredWithProblems(`a restore would leave out or change ${withProblems}`);
     return;
   }
   process.stdout.write(
-    `restored ${snapshot} into ${dest}: ${plan.add.length} added, ${plan.replace.length} replaced, ${plan.bytes} bytes\n`,
+    `restored ${snapshot} into ${dest}: ${plan.add.length} added, ${plan.replace.length} replaced, ${plan.unchanged.length} unchanged, ${formatSize(plan.bytes)}\n`,
   );
   if (problems > 0) {
     throw new RestoredWithProblems(
       `restored ${snapshot} into ${dest} with problems: ${plan.add.length + plan.replace.length} files restored, ${withProblems}`,
     );
   }
+}
+
+/** `--list-files`: the snapshot's entries (escaped names, sizes in binary units); writes nothing. */
+async function listFiles(snapshot: string, source: Readable, keys: ScoutKey[], size: number): Promise<void> {
+  const progress = createProgress('reading');
+  let files = 0;
+  let bytes = 0;
+  try {
+    await listSnapshotEntries(
+      { source, keys, onSourceBytes: (read) => progress.update(read, size) },
+      (entry) => {
+        if (entry.kind === 'file') {
+          files += 1;
+          bytes += entry.size;
+        }
+        const shownSize = entry.kind === 'file' ? formatSize(entry.size) : entry.kind;
+        process.stdout.write(`${shownSize.padStart(10)}  ${entry.path}\n`);
+      },
+    );
+  } catch (error) {
+    throw failed(restoreFailure(error));
+  } finally {
+    progress.done();
+  }
+  process.stderr.write(
+    `${snapshot}: ${files} files, ${formatSize(bytes)}; restore some with --path PATH (repeatable)\n`,
+  );
 }
 
 /** A restore that stopped (wrong key, missing snapshot, bad token, unsafe entry): exit 1. */

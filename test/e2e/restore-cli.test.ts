@@ -144,6 +144,72 @@ describe('backupd scout restore', { skip }, () => {
     assert.match(result.stdout, new RegExp(snapshot.replace(/\./g, '\\.')));
     assert.match(result.stdout, /5 added/);
     assert.match(result.stdout, /0 replaced/);
+    assert.match(result.stdout, /, 146\.\d KiB$/m, 'the size in binary units, not bytes');
+  });
+
+  test('--path restores only the chosen file and folder, at their paths below --dest', async () => {
+    const dest = dir('dest');
+    const result = await restoreCli(
+      JOB,
+      dest,
+      '--data-dir',
+      scout.dataDir,
+      '--path',
+      'readme.txt',
+      '--path',
+      'sub/',
+    );
+    assert.equal(result.code, 0, result.stderr);
+    const tree = jobTree(dest);
+    assert.deepEqual(
+      Object.keys(tree).sort(),
+      Object.keys(jobTree(source))
+        .filter((p) => p === 'readme.txt' || p.startsWith('sub'))
+        .sort(),
+    );
+    assert.match(result.stdout, /3 added/);
+    const bad = await restoreCli(JOB, dir('dest'), '--data-dir', scout.dataDir, '--path', '../etc');
+    assert.match(oneLineFailure(bad, 2), /--path "\.\.\/etc" has "\.\."/);
+  });
+
+  test('--list-files prints the entries with sizes and writes nothing', async () => {
+    const result = await runBackupd(
+      ['scout', 'restore', '--job', JOB, '--data-dir', scout.dataDir, '--list-files'],
+      { env: ENV },
+    );
+    assert.equal(result.code, 0, result.stderr);
+    const out = lines(result.stdout).map((l) => l.trim().split(/\s{2,}/));
+    assert.deepEqual(
+      out.find((cols) => cols[1] === 'readme.txt'),
+      ['24 B', 'readme.txt'],
+    );
+    assert.deepEqual(
+      out.find((cols) => cols[1] === 'sub/blob.bin'),
+      ['146.5 KiB', 'sub/blob.bin'],
+    );
+    assert.deepEqual(
+      out.find((cols) => cols[1] === 'sub/empty/'),
+      ['folder', 'sub/empty/'],
+    );
+    assert.match(result.stderr, /5 files, 146\.\d KiB/);
+  });
+
+  test('--list without --job lists the jobs; --list of a job that does not exist exits 1 naming the jobs', async () => {
+    const jobs = await runBackupd(['scout', 'restore', '--list', '--data-dir', scout.dataDir], { env: ENV });
+    assert.equal(jobs.code, 0, jobs.stderr);
+    assert.match(
+      jobs.stdout,
+      new RegExp(`^${JOB}  1 snapshot, newest \\d{4}-.* \\(\\d+(\\.\\d)? (B|KiB)\\)$`, 'm'),
+    );
+    const unknown = await runBackupd(
+      ['scout', 'restore', '--list', '--job', 'no-such-job', '--data-dir', scout.dataDir],
+      { env: ENV },
+    );
+    assert.match(oneLineFailure(unknown), new RegExp(`no job no-such-job .*jobs there: ${JOB}`));
+    const noJob = await runBackupd(['scout', 'restore', '--dest', dir('dest'), '--data-dir', scout.dataDir], {
+      env: ENV,
+    });
+    assert.match(oneLineFailure(noJob, 2), /--job/);
   });
 
   test('--data-dir alone: key, settings and instance ID come from the Scout’s data dir', async () => {
@@ -222,8 +288,18 @@ describe('backupd scout restore', { skip }, () => {
     );
     const line = oneLineFailure(result);
     assert.match(line, /key/i);
-    const written = existsSync(dest) ? readdirSync(dest) : [];
-    assert.deepEqual(written, [], 'nothing restored');
+    assert.equal(existsSync(dest), false, 'no empty folder left behind');
+    // A folder that was there stays, empty.
+    mkdirSync(dest);
+    const again = await restoreCli(
+      JOB,
+      dest,
+      ...stationFlags(),
+      '--key-file',
+      keyFileOf(generateScoutKey().keyBase64),
+    );
+    oneLineFailure(again);
+    assert.deepEqual(readdirSync(dest), [], 'nothing restored');
   });
 
   test('a missing snapshot (unknown job): exit 1 and one line', async () => {
@@ -235,7 +311,7 @@ describe('backupd scout restore', { skip }, () => {
       keyFileOf(keyBase64),
     );
     const line = oneLineFailure(result);
-    assert.match(line, /snapshot|not found|no-such-job/i);
+    assert.match(line, new RegExp(`no job no-such-job .*jobs there: ${JOB}`));
   });
 
   test('a bad token: exit 1 and one line', async () => {

@@ -3,7 +3,7 @@ import type { ScoutKey } from '../archive/x25519.ts';
 import { type FingerprintEntry, jobFingerprint } from '../jobs/walk.ts';
 import { byteString, bytesOf, shown } from '../restore/byte-paths.ts';
 import { safeRelative } from '../restore/restorer.ts';
-import { snapshotTarStream } from '../restore/snapshot-stream.ts';
+import { readSnapshotTar } from '../restore/snapshot-stream.ts';
 import { readTar, TarError } from '../restore/tar-reader.ts';
 
 export interface SnapshotReading {
@@ -27,13 +27,12 @@ export async function readSnapshot(options: {
   /** Encrypted bytes read so far (a download's progress). */
   onSourceBytes?: (bytes: number) => void;
 }): Promise<SnapshotReading> {
-  const { tar: tarStream, plumbing } = snapshotTarStream(options);
   const entries: FingerprintEntry[] = [];
   /** Sizes of the files read so far (by byte-string path), for the hard links (type '1') to them. */
   const sizes = new Map<string, number>();
   let files = 0;
   let bytes = 0;
-  try {
+  await readSnapshotTar(options, async (tarStream) => {
     await readTar(tarStream, async (entry, data) => {
       options.signal?.throwIfAborted();
       const rel = safeRelative(byteString(entry.path));
@@ -61,12 +60,6 @@ export async function readSnapshot(options: {
     });
     // Past the end-of-archive blocks: read the rest so every check of the stream runs.
     for await (const _ of tarStream) options.signal?.throwIfAborted();
-  } catch (error) {
-    options.source.destroy();
-    await plumbing;
-    throw error;
-  }
-  const failure = await plumbing;
-  if (failure) throw failure;
+  });
   return { fingerprint: jobFingerprint(entries), files, bytes };
 }

@@ -27,7 +27,7 @@ import {
   UnsafeEntryError,
 } from './safe-tree.ts';
 import { sameData } from './same-data.ts';
-import { snapshotTarStream } from './snapshot-stream.ts';
+import { readSnapshotTar } from './snapshot-stream.ts';
 import { SparseWriter } from './sparse-writer.ts';
 import { readTar, type TarEntry } from './tar-reader.ts';
 import { createXattrApplier, restorableXattrs } from './xattr-applier.ts';
@@ -233,17 +233,8 @@ export async function restoreArchive(options: RestoreOptions): Promise<RestorePl
   return plan;
 
   async function restoreAll(): Promise<void> {
-    const { tar: tarStream, plumbing } = snapshotTarStream(options);
     try {
-      try {
-        await extract(tarStream);
-      } catch (error) {
-        options.source.destroy();
-        await plumbing;
-        throw error;
-      }
-      const failure = await plumbing;
-      if (failure) throw failure;
+      await readSnapshotTar(options, extract);
       for (const path of chosen ?? []) if (!matched.has(path)) problem(path, 'not in the snapshot');
       // Folder owners, modes and times last: restoring their contents changed the times, and a
       // folder restored read-only must still take its files.

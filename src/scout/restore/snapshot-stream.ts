@@ -33,3 +33,23 @@ export function snapshotTarStream(options: {
   });
   return { tar, plumbing };
 }
+
+/**
+ * Runs `read` over the snapshot's tar stream and settles once the decrypting stages are done:
+ * a reader that stops early stops the source too; the first error of either side is thrown.
+ */
+export async function readSnapshotTar(
+  options: Parameters<typeof snapshotTarStream>[0],
+  read: (tar: PassThrough) => Promise<void>,
+): Promise<void> {
+  const { tar, plumbing } = snapshotTarStream(options);
+  try {
+    await read(tar);
+  } catch (error) {
+    options.source.destroy();
+    await plumbing;
+    throw error;
+  }
+  const failure = await plumbing;
+  if (failure) throw failure;
+}

@@ -4,6 +4,8 @@ import type { DrillOutcome } from '../../shared/protocol/drills.ts';
 import { type ErrorCode, errorCodeOf } from '../../shared/protocol/error-codes.ts';
 import { instancePaths, uploadPaths } from '../../shared/protocol/paths.ts';
 import type {
+  JobList,
+  ListedJob,
   ListedSnapshot,
   RequestReport,
   RestoreRequestList,
@@ -166,6 +168,10 @@ export function createStationClient(baseUrl: string, token: string) {
     instance(scoutId: string, instanceId: string) {
       const paths = instancePaths(scoutId, instanceId);
       return {
+        /** The instance's jobs with stored snapshots, by name. */
+        jobs: async (signal?: AbortSignal): Promise<ListedJob[]> =>
+          (await json<JobList>('GET', paths.jobs, undefined, signal)).jobs,
+
         /** The job's snapshots, newest first. */
         snapshots: async (jobName: string, signal?: AbortSignal): Promise<ListedSnapshot[]> =>
           (await json<SnapshotList>('GET', paths.snapshots(jobName), undefined, signal)).snapshots,

@@ -23,6 +23,7 @@ export function instancePaths(scoutId: string, instanceId: string) {
   const job = (jobName: string) => `${recovery}/${seg(jobName)}`;
   return {
     requests: `${recovery}/requests`,
+    jobs: `${recovery}/jobs`,
     request: (id: string) => `${recovery}/requests/${seg(id)}`,
     requestArchive: (id: string) => `${recovery}/requests/${seg(id)}/archive`,
     snapshots: (jobName: string) => `${job(jobName)}/snapshots`,

@@ -13,6 +13,19 @@ export interface SnapshotList {
   snapshots: ListedSnapshot[];
 }
 
+/** `GET …/{scout}/{instance}/jobs`: one instance's jobs with stored snapshots, by name. */
+export interface ListedJob {
+  job_name: string;
+  snapshot_count: number;
+  /** The newest snapshot's time (as ListedSnapshot's `timestamp`) and size. */
+  newest_timestamp: string;
+  newest_size_bytes: number;
+}
+
+export interface JobList {
+  jobs: ListedJob[];
+}
+
 /** Which snapshot a download asks for: an exact file, the newest with a fingerprint, or the latest. */
 export interface SnapshotChoice {
   fingerprint?: string | undefined;

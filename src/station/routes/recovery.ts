@@ -25,6 +25,13 @@ export function recoveryRoutes(station: StationServices) {
     return c.json(await station.restoreRequests.list(token, scoutId, instanceId));
   });
 
+  // The instance's jobs (a job named `jobs` has 4-part addresses, so this one is free).
+  app.get('/:scoutId/:instanceId/jobs', async (c) => {
+    const token = await stationToken(c, station.tokens);
+    const { scoutId, instanceId } = c.req.param();
+    return c.json(await station.recovery.jobs(token, scoutId, instanceId));
+  });
+
   app.post('/:scoutId/:instanceId/requests/:requestId', async (c) => {
     const token = await stationToken(c, station.tokens);
     const { scoutId, instanceId, requestId } = c.req.param();

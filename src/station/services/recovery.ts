@@ -1,5 +1,6 @@
 import { notFound } from '../../core/errors.ts';
-import { checkFilename } from '../storage/keys.ts';
+import type { JobList } from '../../shared/protocol/recovery.ts';
+import { checkComponent, checkFilename } from '../storage/keys.ts';
 import type { SnapshotStorage } from '../storage/storage.ts';
 import type { JobRef, SnapshotIndex, SnapshotRow } from './snapshot-index.ts';
 import { formatTimestamp } from './snapshot-time.ts';
@@ -33,6 +34,29 @@ export function createRecovery(deps: {
     async byFingerprint(token: StationTokenRow, ref: JobRef, fp: string) {
       await allowed(token, ref);
       return located(ref, await deps.index.newestByFingerprint(ref, fp), `fingerprint ${fp}`);
+    },
+    /** The instance's jobs with snapshots not missing, by name: count and newest. */
+    async jobs(token: StationTokenRow, scoutId: string, instanceId: string): Promise<JobList> {
+      checkComponent('scout_id', scoutId);
+      checkComponent('scout_instance_id', instanceId);
+      await deps.tokens.requireBinding(token, scoutId, instanceId);
+      const byJob = new Map<string, SnapshotRow[]>();
+      for (const row of await deps.index.ofInstance(scoutId, instanceId)) {
+        if (row.missing) continue;
+        const list = byJob.get(row.jobName) ?? [];
+        list.push(row);
+        byJob.set(row.jobName, list);
+      }
+      const jobs = [...byJob].map(([jobName, rows]) => {
+        const newest = rows.reduce((a, b) => (b.takenAt > a.takenAt ? b : a));
+        return {
+          job_name: jobName,
+          snapshot_count: rows.length,
+          newest_timestamp: formatTimestamp(newest.takenAt),
+          newest_size_bytes: newest.sizeBytes,
+        };
+      });
+      return { jobs: jobs.sort((a, b) => (a.job_name < b.job_name ? -1 : a.job_name > b.job_name ? 1 : 0)) };
     },
     /** The job's stored snapshots, newest first by their own time. */
     async list(token: StationTokenRow, ref: JobRef) {
