@@ -83,6 +83,16 @@ export function createCopyIn(deps: UploadDeps) {
 
   const busy = async () => new AppError(409, 'this copy is being written by another run');
 
+  /** The session's row as it is now (read under its lock); 409 if a sweep or a newer run removed it. */
+  async function currentRow(session: SessionRow): Promise<SessionRow> {
+    const [row] = await deps.db
+      .select()
+      .from(uploadSessions)
+      .where(eq(uploadSessions.uploadId, session.uploadId));
+    if (!row) throw new AppError(409, 'the copy was removed while it ran (swept or superseded)');
+    return row;
+  }
+
   return {
     /** The copy's session (resumed, or new with an empty staging area) and its next offset. */
     async open(source: CopySource): Promise<{ session: SessionRow; next: number }> {
@@ -105,11 +115,7 @@ export function createCopyIn(deps: UploadDeps) {
       return deps.lock(
         session.uploadId,
         async (hold) => {
-          const [row] = await deps.db
-            .select()
-            .from(uploadSessions)
-            .where(eq(uploadSessions.uploadId, session.uploadId));
-          if (!row) throw new AppError(409, 'the copy was removed while it ran (swept or superseded)');
+          const row = await currentRow(session);
           const result = await deps.store.append(stagedUploadOf(row), offset, hold.guard(body));
           await hold.confirm();
           await deps.db
@@ -132,11 +138,7 @@ export function createCopyIn(deps: UploadDeps) {
       return deps.lock(
         session.uploadId,
         async (hold) => {
-          const [row] = await deps.db
-            .select()
-            .from(uploadSessions)
-            .where(eq(uploadSessions.uploadId, session.uploadId));
-          if (!row) throw new AppError(409, 'the copy was removed while it ran (swept or superseded)');
+          const row = await currentRow(session);
           const upload = stagedUploadOf(row);
           const sha = await deps.store.stagedSha256(upload);
           await hold.confirm();
