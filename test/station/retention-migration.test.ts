@@ -11,6 +11,7 @@ import { splitStatements } from '../../src/core/db/migrate.ts';
 import { loadMigrationFiles } from '../../src/core/db/migration-files.ts';
 import { createSettingsStore } from '../../src/core/settings/settings-store.ts';
 import { createStationSettings } from '../../src/station/services/station-settings.ts';
+import { CALENDAR_OFF } from '../helpers/retention.ts';
 
 const files = loadMigrationFiles('station');
 const before0007 = files.filter((f) => f.name < '0007');
@@ -33,14 +34,6 @@ async function station(rows: string[], env: Record<string, string> = {}) {
   const db = drizzle(pg);
   return createStationSettings(createSettingsStore(db as never, tables), env).read();
 }
-
-const CALENDAR_OFF = {
-  retention_keep_hourly: 0,
-  retention_keep_daily: 0,
-  retention_keep_weekly: 0,
-  retention_keep_monthly: 0,
-  retention_keep_yearly: 0,
-};
 
 test('a new Station: last 3, daily 7, weekly 5, monthly 12, yearly 3', async () => {
   assert.deepEqual(await station([]), {

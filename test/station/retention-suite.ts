@@ -13,6 +13,7 @@ import { after, before, describe, test } from 'node:test';
 import { adminClient, type Client, mintAutomationToken } from '../helpers/http.ts';
 import { sampleValue, scrape } from '../helpers/metrics.ts';
 import { type Receiver, settle, startReceiver } from '../helpers/receiver.ts';
+import { KEEP_NEWEST_ONLY } from '../helpers/retention.ts';
 import type { TestServer } from '../helpers/server.ts';
 import { archiveMeta, upload } from '../helpers/uploads.ts';
 
@@ -231,18 +232,11 @@ export function retentionSuite(label: string, start: StartStation): void {
       assert.equal((await admin.post(`${path}/protect`, { protected: 'yes' })).status, 400);
 
       // The preview of the harshest policy: everything but the protected one and the newest.
-      const harsh = {
-        retention_keep_last: 1,
-        retention_keep_daily: 0,
-        retention_keep_weekly: 0,
-        retention_keep_monthly: 0,
-        retention_keep_yearly: 0,
-      };
       const query = new URLSearchParams({
         scout_id: scout,
         scout_instance_id: inst,
         job_name: job,
-        ...Object.fromEntries(Object.entries(harsh).map(([k, v]) => [k, String(v)])),
+        ...Object.fromEntries(Object.entries(KEEP_NEWEST_ONLY).map(([k, v]) => [k, String(v)])),
       });
       const preview = await admin.get(`/api/retention/preview?${query}`);
       assert.equal(preview.status, 200, preview.text);
@@ -259,7 +253,7 @@ export function retentionSuite(label: string, start: StartStation): void {
       assert.match(bad.body.detail, /retention_keep_last/);
 
       // As the job's own policy: the next upload (tomorrow, no flush rule) prunes to two.
-      const set = await admin.post(`/api/retention/jobs/${scout}/${inst}/${job}`, harsh);
+      const set = await admin.post(`/api/retention/jobs/${scout}/${inst}/${job}`, KEEP_NEWEST_ONLY);
       assert.equal(set.status, 200, set.text);
       assert.equal(set.body.effective.retention_keep_last, 1);
       move(DAY_MS);

@@ -21,6 +21,7 @@ import {
 } from '@aws-sdk/client-s3';
 import { type CephS3, onCeph } from '../helpers/ceph.ts';
 import { adminClient } from '../helpers/http.ts';
+import { KEEP_NEWEST_ONLY } from '../helpers/retention.ts';
 import { mintStationToken } from '../helpers/scout.ts';
 import { runBackupd, startServer } from '../helpers/server.ts';
 import { archiveMeta, upload } from '../helpers/uploads.ts';
@@ -67,14 +68,7 @@ onCeph('S3 Object Lock (Ceph)', (ceph) => {
     };
     try {
       let admin = await adminClient(station.url);
-      const harsh = {
-        retention_keep_last: 1,
-        retention_keep_daily: 0,
-        retention_keep_weekly: 0,
-        retention_keep_monthly: 0,
-        retention_keep_yearly: 0,
-      };
-      assert.equal((await admin.post('/api/settings', harsh)).status, 200);
+      assert.equal((await admin.post('/api/settings', KEEP_NEWEST_ONLY)).status, 200);
       const token = await mintStationToken(admin);
       const job = { scout_id: 'host-l', scout_instance_id: 'instl00000000001', job_name: 'ledger' };
       const store = async () => {

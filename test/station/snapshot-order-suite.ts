@@ -10,20 +10,13 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { adminClient, type Client } from '../helpers/http.ts';
+import { CALENDAR_OFF } from '../helpers/retention.ts';
 import { runBackupd, type TestServer } from '../helpers/server.ts';
 import { type ArchiveMeta, archiveMeta, call, initiate, upload } from '../helpers/uploads.ts';
 
 export type StartStation = () => Promise<TestServer>;
 
 const DAY_MS = 24 * 60 * 60 * 1000;
-/** Only keep_last and within, as before calendar rules. */
-const CALENDAR_OFF = {
-  retention_keep_hourly: 0,
-  retention_keep_daily: 0,
-  retention_keep_weekly: 0,
-  retention_keep_monthly: 0,
-  retention_keep_yearly: 0,
-};
 const HOUR_MS = 60 * 60 * 1000;
 
 interface Listed {
