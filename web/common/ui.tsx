@@ -2,17 +2,14 @@ import type { ComponentChildren, JSX } from 'preact';
 import { useId, useState } from 'preact/hooks';
 import { errorText } from './api.ts';
 import { describeCron } from './cron.ts';
-import { inWords } from './field-words.ts';
 import { localTime, relativeTime } from './format.ts';
 
 /** An API error's `detail`, announced to screen readers, shown where it happened. */
 export function ErrorText({ error }: { error: string | null | undefined }) {
   if (!error) return null;
-  const { text, field } = inWords(error);
   return (
     <p class="error" role="alert">
-      {text}
-      {field ? <small class="api-name"> ({field})</small> : null}
+      {error}
     </p>
   );
 }
