@@ -8,7 +8,17 @@
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { closeSync, existsSync, openSync, readFileSync, rmSync, writeFileSync, writeSync } from 'node:fs';
+import {
+  closeSync,
+  existsSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+  writeSync,
+} from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
@@ -381,6 +391,49 @@ describe('Scout console', { skip }, () => {
     await page.getByRole('button', { name: 'Preview' }).click();
     await preview.getByRole('heading', { name: `Preview of ${second}` }).waitFor();
     assert.equal(await preview.getByRole('list', { name: 'Added' }).innerText(), 'second.txt');
+  });
+
+  test('restore: the preview separates added, replaced and unchanged; a chosen folder restores into another folder only', async () => {
+    writeFileSync(join(scanRoot, 'docs', 'sub', 'b.txt'), 'BRAVO, once more');
+    await nav('Status').click();
+    await nav('Restore').click();
+    await page.getByLabel('Job', { exact: true }).selectOption('docs');
+    await page.getByLabel('The latest').check();
+    await page.getByRole('button', { name: 'Preview' }).click();
+    const preview = page.getByRole('region', { name: 'Preview' });
+    await preview.waitFor();
+    assert.equal(await preview.getByRole('list', { name: 'Replaced' }).innerText(), 'sub/b.txt');
+    const unchanged = await preview.getByRole('list', { name: 'Unchanged' }).innerText();
+    assert.match(unchanged, /^a\.txt$/m, 'the identical a.txt is unchanged, not replaced');
+
+    const elsewhere = join(tmpdir(), `backupd-ui-restore-${randomBytes(4).toString('hex')}`);
+    try {
+      const picker = page.getByRole('list', { name: 'Files in the snapshot' });
+      await picker.getByLabel('sub/', { exact: true }).check();
+      assert.ok(
+        await picker.getByLabel('sub/b.txt', { exact: true }).isChecked(),
+        'the folder takes its files',
+      );
+      await page.getByLabel('Restore into another folder').fill(elsewhere);
+      await screenshot(page, 'scout-restore-file-picker');
+      await page.getByRole('button', { name: 'Preview' }).click();
+      await preview.getByRole('list', { name: 'Added' }).getByText('sub/b.txt').waitFor();
+      assert.equal(await preview.getByRole('list', { name: 'Added' }).innerText(), 'sub/b.txt');
+      // Nothing would be replaced: no confirmation needed.
+      await page.getByRole('button', { name: 'Restore…' }).click();
+      await page
+        .getByText(new RegExp(`Restored .*: 1 added, 0 replaced, 0 unchanged .* into ${elsewhere}`))
+        .waitFor();
+      assert.deepEqual(readdirSync(elsewhere), ['sub']);
+      assert.equal(
+        readFileSync(join(elsewhere, 'sub', 'b.txt'), 'utf8'),
+        'BRAVO, edited again',
+        'as in the latest snapshot',
+      );
+      assert.equal(readFileSync(join(scanRoot, 'docs', 'sub', 'b.txt'), 'utf8'), 'BRAVO, once more');
+    } finally {
+      rmSync(elsewhere, { recursive: true, force: true });
+    }
   });
 
   test('restore requests from the Station: accept into another folder, or reject', async () => {

@@ -17,8 +17,10 @@ interface Preview {
   snapshot: string;
   add: string[];
   replace: string[];
+  unchanged: string[];
   add_count: number;
   replace_count: number;
+  unchanged_count: number;
   bytes: number;
   problem_count: number;
   problems: RestoreProblemView[];
@@ -29,6 +31,8 @@ interface Restored {
   snapshot: string;
   added: number;
   replaced: number;
+  unchanged: number;
+  destination: string;
   bytes: number;
   problem_count: number;
   problems: RestoreProblemView[];
@@ -124,6 +128,77 @@ function PathList({ title, paths, count }: { title: string; paths: string[]; cou
   );
 }
 
+/** Entries shown in the file picker at most (the CLI's --path takes any). */
+const PICKABLE = 500;
+
+/** The snapshot's files and the folders they lie in, sorted so a folder comes before its contents. */
+function snapshotEntries(preview: Preview): { path: string; folder: boolean; depth: number }[] {
+  const files = [...preview.add, ...preview.replace, ...preview.unchanged];
+  const folders = new Set<string>();
+  for (const file of files) {
+    const parts = file.split('/');
+    for (let i = 1; i < parts.length; i += 1) folders.add(parts.slice(0, i).join('/'));
+  }
+  const all = [
+    ...[...folders].map((path) => ({ path, folder: true })),
+    ...files.map((path) => ({ path, folder: false })),
+  ];
+  all.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+  return all.map((e) => ({ ...e, depth: e.path.split('/').length - 1 }));
+}
+
+/** Checkboxes for the snapshot's files and folders: a checked folder takes its whole subtree. */
+function FilePicker({
+  preview,
+  chosen,
+  setChosen,
+}: {
+  preview: Preview;
+  chosen: string[];
+  setChosen: (paths: string[]) => void;
+}) {
+  const entries = snapshotEntries(preview);
+  const covered = (path: string) => chosen.some((c) => path === c || path.startsWith(`${c}/`));
+  return (
+    <details class="file-picker" open>
+      <summary>
+        Choose files or folders (
+        {chosen.length === 0 ? 'none chosen: the whole snapshot' : `${chosen.length} chosen`})
+      </summary>
+      <ul class="paths" aria-label="Files in the snapshot">
+        {entries.slice(0, PICKABLE).map((entry) => (
+          <li key={entry.path} style={{ paddingLeft: `${entry.depth * 1.25}em` }}>
+            <label class="check">
+              <input
+                type="checkbox"
+                checked={covered(entry.path)}
+                disabled={!chosen.includes(entry.path) && covered(entry.path)}
+                onChange={(event) => {
+                  const on = (event.target as HTMLInputElement).checked;
+                  const rest = chosen.filter((c) => c !== entry.path && !c.startsWith(`${entry.path}/`));
+                  setChosen(on ? [...rest, entry.path] : rest);
+                }}
+              />{' '}
+              <code>{entry.folder ? `${entry.path}/` : entry.path}</code>
+            </label>
+          </li>
+        ))}
+        {entries.length > PICKABLE ? (
+          <li class="muted">
+            and {entries.length - PICKABLE} more (choose their folder, or use{' '}
+            <code>backupd scout restore --path</code>)
+          </li>
+        ) : null}
+      </ul>
+      {chosen.length > 0 ? (
+        <button type="button" onClick={() => setChosen([])}>
+          Clear the choice
+        </button>
+      ) : null}
+    </details>
+  );
+}
+
 /** Preview and restore of one job's snapshot (the latest, or one picked from the Station's list). */
 function LocalRestore({ jobs, status }: { jobs: Directory[]; status: StatusPoll }) {
   const [path, setPath] = useState('');
@@ -132,14 +207,28 @@ function LocalRestore({ jobs, status }: { jobs: Directory[]; status: StatusPoll 
   const [preview, setPreview] = useState<{ key: string; result: Preview } | null>(null);
   const [restored, setRestored] = useState<Restored | null>(null);
   const [confirming, setConfirming] = useState(false);
+  const [chosen, setChosen] = useState<string[]>([]);
+  const [destination, setDestination] = useState('');
+  /** The whole snapshot's preview (job and snapshot as key): the files the picker offers. */
+  const [whole, setWhole] = useState<{ key: string; result: Preview } | null>(null);
   const action = useAction();
   const selected = jobs.find((job) => job.relative_path === path) ?? jobs[0];
   const listed = useSnapshots(selected?.relative_path);
   const choice = listed.snapshots?.find((s) => s.filename === picked) ?? listed.snapshots?.[0];
   const filename = which === 'picked' ? choice?.filename : undefined;
-  const key = `${selected?.relative_path}|${filename ?? ''}`;
+  const snapshotKey = `${selected?.relative_path}|${filename ?? ''}`;
+  const picking = whole?.key === snapshotKey ? whole.result : null;
+  const paths = picking ? chosen : [];
+  const dest = destination.trim();
+  const key = `${snapshotKey}|${paths.join('\0')}|${dest}`;
   const current = preview?.key === key ? preview.result : null;
-  const body = () => ({ relative_path: selected?.relative_path ?? '', ...(filename ? { filename } : {}) });
+  const target = dest || selected?.relative_path;
+  const body = () => ({
+    relative_path: selected?.relative_path ?? '',
+    ...(filename ? { filename } : {}),
+    ...(paths.length > 0 ? { paths } : {}),
+    ...(dest ? { destination: dest } : {}),
+  });
 
   async function restore(): Promise<void> {
     setRestored(null);
@@ -163,7 +252,13 @@ function LocalRestore({ jobs, status }: { jobs: Directory[]; status: StatusPoll 
         const reply = await action.run(() => started);
         if (!reply) return;
         if (reply.status === 'already_running') action.setError(BUSY);
-        else setPreview({ key, result: reply });
+        else {
+          setPreview({ key, result: reply });
+          if (paths.length === 0) {
+            if (whole?.key !== snapshotKey) setChosen([]);
+            setWhole({ key: snapshotKey, result: reply });
+          }
+        }
       }}
     >
       <div class="field">
@@ -231,9 +326,31 @@ function LocalRestore({ jobs, status }: { jobs: Directory[]; status: StatusPoll 
           <ErrorText error={listed.error} />
         </div>
       </fieldset>
+      <div class="field">
+        <label for="restore-destination">Restore into another folder</label>
+        <input
+          id="restore-destination"
+          type="text"
+          placeholder="/srv/restored (empty: the job folder)"
+          value={destination}
+          aria-describedby="destination-hint"
+          onInput={(event) => setDestination((event.target as HTMLInputElement).value)}
+        />
+        <small id="destination-hint" class="hint">
+          An absolute folder on this host, made if missing; files land there at their paths in the job (
+          <code>keep/one.txt</code> → <code>{dest || '/srv/restored'}/keep/one.txt</code>). API name:{' '}
+          <code>destination</code>.
+        </small>
+      </div>
+      {picking ? (
+        <FilePicker preview={picking} chosen={chosen} setChosen={setChosen} />
+      ) : (
+        <p class="hint">Preview the snapshot to choose files or folders from it.</p>
+      )}
       <p class="hint">
-        A restore puts the whole snapshot back into <code>{selected?.relative_path}</code>: files with the
-        same paths are replaced, files that are not in the snapshot are left alone.
+        A restore puts {paths.length > 0 ? 'the chosen files and folders' : 'the whole snapshot'} back into{' '}
+        <code>{target}</code>: files that differ are replaced, identical ones are left as they are, files that
+        are not in the snapshot are left alone.
       </p>
       <div class="actions">
         <button type="submit" disabled={action.busy}>
@@ -259,17 +376,28 @@ function LocalRestore({ jobs, status }: { jobs: Directory[]; status: StatusPoll 
           </h3>
           <p data-testid="preview-summary">
             {current.add_count} {current.add_count === 1 ? 'file' : 'files'} would be added,{' '}
-            {current.replace_count} replaced ({formatBytes(current.bytes)}).
+            {current.replace_count} replaced ({formatBytes(current.bytes)}), {current.unchanged_count ?? 0}{' '}
+            unchanged.
           </p>
           <PathList title="Added" paths={current.add} count={current.add_count} />
-          <PathList title="Replaced" paths={current.replace} count={current.replace_count} />
+          <PathList
+            title="Replaced (content or metadata differ)"
+            paths={current.replace}
+            count={current.replace_count}
+          />
+          <PathList
+            title="Unchanged (identical: not rewritten)"
+            paths={current.unchanged ?? []}
+            count={current.unchanged_count ?? 0}
+          />
           <Problems count={current.problem_count ?? 0} problems={current.problems ?? []} would />
         </section>
       ) : null}
       {restored ? (
         <Notice>
-          Restored <code>{restored.snapshot}</code>: {restored.added} added, {restored.replaced} replaced (
-          {formatBytes(restored.bytes)}).
+          Restored <code>{restored.snapshot}</code>: {restored.added} added, {restored.replaced} replaced,{' '}
+          {restored.unchanged} unchanged ({formatBytes(restored.bytes)}) into{' '}
+          <code>{restored.destination}</code>.
           <Problems count={restored.problem_count ?? 0} problems={restored.problems ?? []} />
         </Notice>
       ) : null}
@@ -289,7 +417,11 @@ function LocalRestore({ jobs, status }: { jobs: Directory[]; status: StatusPoll 
             ) : (
               'latest snapshot'
             )}{' '}
-            is downloaded and written into <code>{selected?.relative_path}</code>.
+            is downloaded and{' '}
+            {paths.length > 0
+              ? `${paths.length} chosen ${paths.length === 1 ? 'path is' : 'paths are'}`
+              : 'it is'}{' '}
+            written into <code>{target}</code>.
           </p>
           <p>
             {current ? (
