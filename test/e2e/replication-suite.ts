@@ -12,6 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
+import type { ReplicationStatusView } from '../../src/shared/protocol/replication.ts';
 import { expectStatus } from '../helpers/assertions.ts';
 import { buildTree, jobTree } from '../helpers/files.ts';
 import { adminClient, type Client, mintAutomationToken } from '../helpers/http.ts';
@@ -35,23 +36,6 @@ export interface ReplicationStations {
   replicaTwin?: () => Promise<TestServer>;
 }
 
-interface ReplicationStatus {
-  state: string;
-  last_started_at: string | null;
-  last_finished_at: string | null;
-  last_error: string | null;
-  bytes_copied: number;
-  bytes_copied_total: number;
-  jobs: Array<{
-    scout_id: string;
-    scout_instance_id: string;
-    job_name: string;
-    source_newest: string | null;
-    replica_newest: string | null;
-    lag_seconds: number;
-  }>;
-}
-
 interface Listed {
   scout_id: string;
   scout_instance_id: string;
@@ -63,14 +47,18 @@ interface Listed {
 
 const sha256 = (bytes: Uint8Array) => createHash('sha256').update(bytes).digest('hex');
 
-async function replicationStatus(admin: Client): Promise<ReplicationStatus> {
-  const reply = await admin.get<ReplicationStatus>('/api/replication');
+async function replicationStatus(admin: Client): Promise<ReplicationStatusView> {
+  const reply = await admin.get<ReplicationStatusView>('/api/replication');
   expectStatus(reply, 200);
   return reply.body;
 }
 
 /** Waits until no run holds the lease and one finished after `since`. */
-async function waitFinished(admin: Client, since: string, timeoutMs = 240_000): Promise<ReplicationStatus> {
+async function waitFinished(
+  admin: Client,
+  since: string,
+  timeoutMs = 240_000,
+): Promise<ReplicationStatusView> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const status = await replicationStatus(admin);
@@ -82,7 +70,7 @@ async function waitFinished(admin: Client, since: string, timeoutMs = 240_000): 
 }
 
 /** POST /api/replication/run (queued) and wait for its end. */
-async function replicate(admin: Client): Promise<ReplicationStatus> {
+async function replicate(admin: Client): Promise<ReplicationStatusView> {
   const since = new Date(Date.now() - 1000).toISOString();
   const reply = await admin.post('/api/replication/run');
   expectStatus(reply, 200);

@@ -3,26 +3,11 @@
  * and its failure, and "Copy now"; on a primary, which replicas pulled and when.
  */
 import { useEffect, useState } from 'preact/hooks';
+import type { ReplicationStatusView } from '../../src/shared/protocol/replication.ts';
 import { api } from '../common/api.ts';
 import { formatBytes } from '../common/format.ts';
 import { usePoll } from '../common/poll.ts';
 import { ErrorText, Section, TableHead, Time, useAction } from '../common/ui.tsx';
-
-interface ReplicationStatus {
-  state: 'idle' | 'running' | 'not_configured';
-  last_started_at: string | null;
-  last_finished_at: string | null;
-  last_error: string | null;
-  bytes_copied: number;
-  jobs: Array<{
-    scout_id: string;
-    scout_instance_id: string;
-    job_name: string;
-    source_newest: string | null;
-    replica_newest: string | null;
-    lag_seconds: number;
-  }>;
-}
 
 interface Pull {
   token_id: string;
@@ -50,7 +35,7 @@ const RUNNING_REFRESH_MS = 2500;
 export function ReplicaCard({ refreshMs, isAdmin }: { refreshMs: number; isAdmin: boolean }) {
   const [running, setRunning] = useState(false);
   const poll = usePoll(
-    () => api.get<ReplicationStatus>('/api/replication'),
+    () => api.get<ReplicationStatusView>('/api/replication'),
     running ? RUNNING_REFRESH_MS : refreshMs,
   );
   const run = useAction();

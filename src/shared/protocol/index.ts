@@ -4,6 +4,7 @@ export * from './error-codes.ts';
 export * from './fields.ts';
 export * from './paths.ts';
 export * from './recovery.ts';
+export * from './replication.ts';
 export * from './snapshot-names.ts';
 export * from './status-codes.ts';
 export * from './uploads.ts';

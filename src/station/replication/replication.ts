@@ -2,6 +2,7 @@ import { type ScheduledTask, schedule } from 'node-cron';
 import type { Clock } from '../../core/clock.ts';
 import { logger } from '../../core/log.ts';
 import type { SettingsStore } from '../../core/settings/settings-store.ts';
+import type { ReplicationJobLag, ReplicationStatusView } from '../../shared/protocol/replication.ts';
 import type { StationDb } from '../db/open.ts';
 import type { Leases } from '../services/leases.ts';
 import type { SnapshotIndex } from '../services/snapshot-index.ts';
@@ -49,7 +50,7 @@ export function createReplication(deps: {
   let timer: NodeJS.Timeout | null = null;
 
   /** Each job's lag: the primary's newest snapshot against the newest copy here (seconds). */
-  async function jobs(saved: SavedStatus) {
+  async function jobs(saved: SavedStatus): Promise<ReplicationJobLag[]> {
     const now = deps.clock.now();
     return Promise.all(
       saved.jobs.map(async (job) => {
@@ -136,7 +137,7 @@ export function createReplication(deps: {
 
     run: runNow,
 
-    async status() {
+    async status(): Promise<ReplicationStatusView> {
       const saved = await status.read();
       const configured = (await settings.source()) !== null;
       return {
