@@ -146,6 +146,42 @@ describe('restoreArchive', { skip }, () => {
     assert.deepEqual(tempLeftovers(dest), []);
   });
 
+  test('a file with the same size, mode and time is compared byte for byte: identical ones are left, a late difference is restored whole', async () => {
+    const src = fresh('same-src');
+    const big = Buffer.alloc(3 * 1024 * 1024 + 17);
+    for (let i = 0; i < big.length; i += 1) big[i] = (i * 7 + (i >> 12)) & 0xff;
+    big.fill(0, 1024 * 1024, 1024 * 1024 + 8192); // a run of zeros: a hole in the restored copy
+    writeFileSync(join(src, 'big.bin'), big);
+    writeFileSync(join(src, 'same.txt'), 'the same');
+    for (const name of ['big.bin', 'same.txt']) utimesSync(join(src, name), T1, T1);
+    const archive = toolArchive(src, ['big.bin', 'same.txt']);
+    const dest = fresh('same-dest');
+    assert.deepEqual((await restore(archive, dest)).add.sort(), ['big.bin', 'same.txt']);
+
+    // One byte near the end differs; size, mode and time are put back as they were.
+    const edited = Buffer.from(big);
+    edited[big.length - 5] = (edited[big.length - 5] as number) ^ 0xff;
+    writeFileSync(join(dest, 'big.bin'), edited);
+    utimesSync(join(dest, 'big.bin'), T1, T1);
+    const same = lstatSync(join(dest, 'same.txt'));
+    const plan = await restore(archive, dest);
+    assert.deepEqual([plan.add, plan.replace, plan.unchanged], [[], ['big.bin'], ['same.txt']]);
+    assert.ok(
+      readFileSync(join(dest, 'big.bin')).equals(big),
+      "the restored file is the snapshot's, bytes compared before the difference included",
+    );
+    const after = lstatSync(join(dest, 'same.txt'));
+    assert.deepEqual(
+      [after.ino, after.ctimeMs],
+      [same.ino, same.ctimeMs],
+      'the identical file was not rewritten',
+    );
+    assert.deepEqual(tempLeftovers(dest), []);
+
+    const again = await restore(archive, dest);
+    assert.deepEqual([again.replace, again.unchanged.sort()], [[], ['big.bin', 'same.txt']]);
+  });
+
   test("under the Scout's umask 077 entries keep their archived modes and missing folders are made 0755", async () => {
     const src = makeSource();
     // Only the files: the archive holds no entry for their folders.

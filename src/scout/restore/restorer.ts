@@ -259,8 +259,9 @@ export async function restoreArchive(options: RestoreOptions): Promise<RestorePl
     }
   }
 
-  /** Whether an existing file's size, mode, time (and owner, as root) are the entry's. */
+  /** Whether an existing file's size, mode, time (and owner, as root) are the entry's, with no xattrs to restore. */
   function sameMetadata(s: Stats, entry: TarEntry): boolean {
+    if (restorableXattrs(entry.xattrs, asRoot).length > 0) return false;
     let mode = entry.mode & 0o7777;
     if (!asRoot) mode &= ~0o6000;
     return (
@@ -370,7 +371,8 @@ export async function restoreArchive(options: RestoreOptions): Promise<RestorePl
     if (existing === 'dir') throw new RefusedEntryError('a folder is in the way');
     let toWrite = data;
     if (entry.type === '0' && existingStats && existing === 'file' && sameMetadata(existingStats, entry)) {
-      // Same size, mode and time: the content decides, compared as the entry streams.
+      // Same size, mode and time: the content decides, compared as the entry streams. A file
+      // with extended attributes to restore is always rewritten (they are not compared).
       const differing = await compareWith(targetPath, data);
       if (differing === null) {
         plan.unchanged.push(shown(rel));
