@@ -9,16 +9,26 @@ import { type ServerOptions, startServer, type TestServer } from './server.ts';
 /** Starts a Station on the named database (created empty on first use) of the shared server. */
 export type StationOnDatabase = (database: string, options?: ServerOptions) => Promise<TestServer>;
 
+/**
+ * The `skip` for a suite that needs PostgreSQL: false where it is installed; a reason to skip
+ * where it is not; in CI (CI=true) false as well, with a test `<label>: PostgreSQL is available
+ * in CI` that fails, since a missing prerequisite fails there.
+ */
+export function postgresSkip(label: string): string | false {
+  if (postgresAvailable()) return false;
+  if (process.env.CI !== 'true')
+    return 'PostgreSQL is not installed (apt-get install -y postgresql); skipping';
+  test(`${label}: PostgreSQL is available in CI`, () => {
+    assert.fail('CI=true but PostgreSQL (initdb, pg_ctl, runuser and a postgres user) is not available');
+  });
+  return false;
+}
+
 export function onPostgres(label: string, register: (stationOn: StationOnDatabase) => void): void {
-  const inCi = process.env.CI === 'true';
-  if (!postgresAvailable() && !inCi) {
-    test(label, { skip: 'PostgreSQL is not installed (apt-get install -y postgresql); skipping' }, () => {});
+  const skip = postgresSkip(label);
+  if (skip) {
+    test(label, { skip }, () => {});
     return;
-  }
-  if (!postgresAvailable()) {
-    test(`${label}: PostgreSQL is available in CI`, () => {
-      assert.fail('CI=true but PostgreSQL (initdb, pg_ctl, runuser and a postgres user) is not available');
-    });
   }
   let server: Promise<PostgresServer> | undefined;
   const databases = new Map<string, Promise<string>>();

@@ -15,16 +15,11 @@ import { openStationStorage, type StationStorage } from '../../src/station/db/op
 import { createLeases } from '../../src/station/services/leases.ts';
 import { createRateWindows } from '../../src/station/services/rate-windows.ts';
 import { LEGACY_KEY_FILE, loadSigningKey } from '../../src/station/services/signing-key.ts';
-import {
-  createDatabase,
-  type PostgresServer,
-  postgresAvailable,
-  startPostgres,
-} from '../helpers/postgres.ts';
+import { createDatabase, type PostgresServer, startPostgres } from '../helpers/postgres.ts';
+import { postgresSkip } from '../helpers/postgres-runner.ts';
 
 const LABEL = 'shared state of several Stations (PostgreSQL)';
-const inCi = process.env.CI === 'true';
-const skip = !postgresAvailable() && !inCi ? 'PostgreSQL is not installed; skipping' : false;
+const skip = postgresSkip(LABEL);
 
 const pemOf = (key: { export(o: { type: 'pkcs8'; format: 'pem' }): string | Buffer }) =>
   key.export({ type: 'pkcs8', format: 'pem' }).toString();
@@ -260,9 +255,3 @@ describe(LABEL, { skip }, () => {
     });
   });
 });
-
-if (!postgresAvailable() && inCi) {
-  test(`${LABEL}: PostgreSQL is available in CI`, () => {
-    assert.fail('CI=true but PostgreSQL (initdb, pg_ctl) is not available');
-  });
-}

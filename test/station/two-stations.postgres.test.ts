@@ -14,18 +14,13 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import postgres from 'postgres';
 import { adminClient, type Client } from '../helpers/http.ts';
-import {
-  createDatabase,
-  type PostgresServer,
-  postgresAvailable,
-  startPostgres,
-} from '../helpers/postgres.ts';
+import { createDatabase, type PostgresServer, startPostgres } from '../helpers/postgres.ts';
+import { postgresSkip } from '../helpers/postgres-runner.ts';
 import { mintStationToken } from '../helpers/scout.ts';
 import { startServer, type TestServer } from '../helpers/server.ts';
 import { archiveMeta, initiate, upload } from '../helpers/uploads.ts';
 
 const LABEL = 'two Stations on one PostgreSQL';
-const inCi = process.env.CI === 'true';
 
 /** POST /api/session/login from a local address of its own (each test uses its own). */
 function loginFrom(server: TestServer, from: string, password: string): Promise<number> {
@@ -49,15 +44,7 @@ function loginFrom(server: TestServer, from: string, password: string): Promise<
   });
 }
 
-if (!postgresAvailable() && inCi) {
-  test(`${LABEL}: PostgreSQL is available in CI`, () => {
-    assert.fail('CI=true but PostgreSQL (initdb, pg_ctl) is not available');
-  });
-}
-
-describe(LABEL, {
-  skip: !postgresAvailable() && !inCi ? 'PostgreSQL is not installed; skipping' : false,
-}, () => {
+describe(LABEL, { skip: postgresSkip(LABEL) }, () => {
   let pg: PostgresServer;
   let a: TestServer;
   let b: TestServer;

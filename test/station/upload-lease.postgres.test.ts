@@ -14,18 +14,13 @@ import postgres from 'postgres';
 import { uploadPaths } from '../../src/shared/protocol/paths.ts';
 import { LEASE_MS } from '../../src/station/uploads/upload-lease.ts';
 import { adminClient } from '../helpers/http.ts';
-import {
-  createDatabase,
-  type PostgresServer,
-  postgresAvailable,
-  startPostgres,
-} from '../helpers/postgres.ts';
+import { createDatabase, type PostgresServer, startPostgres } from '../helpers/postgres.ts';
+import { postgresSkip } from '../helpers/postgres-runner.ts';
 import { mintStationToken } from '../helpers/scout.ts';
 import { startServer, type TestServer } from '../helpers/server.ts';
 import { archiveMeta, call, finalize, initiate, putChunk } from '../helpers/uploads.ts';
 
 const LABEL = 'the upload lease on two Stations (PostgreSQL)';
-const inCi = process.env.CI === 'true';
 const MIB = 1024 * 1024;
 
 interface Reply {
@@ -57,15 +52,7 @@ function openChunk(server: TestServer, token: string, uploadId: string, offset: 
   return { send: (bytes: Uint8Array) => req.write(bytes), end: (bytes: Uint8Array) => req.end(bytes), reply };
 }
 
-if (!postgresAvailable() && inCi) {
-  test(`${LABEL}: PostgreSQL is available in CI`, () => {
-    assert.fail('CI=true but PostgreSQL (initdb, pg_ctl) is not available');
-  });
-}
-
-describe(LABEL, {
-  skip: !postgresAvailable() && !inCi ? 'PostgreSQL is not installed; skipping' : false,
-}, () => {
+describe(LABEL, { skip: postgresSkip(LABEL) }, () => {
   let pg: PostgresServer;
   let sql: ReturnType<typeof postgres>;
   let a: TestServer;
