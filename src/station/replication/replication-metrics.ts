@@ -1,8 +1,7 @@
 import { Gauge, type Registry } from 'prom-client';
+import { JOB_LABELS } from '../services/station-metrics.ts';
 import type { ReplicationPulls } from './pulls.ts';
 import type { Replication } from './replication.ts';
-
-const JOB_LABELS = ['scout_id', 'scout_instance_id', 'job_name'] as const;
 
 /**
  * Replication on `GET /metrics`, read from the database at each scrape (every Station of one

@@ -12,7 +12,8 @@ import type { VerificationResult } from './verify.ts';
 
 const log = logger.child({ mod: 'station/metrics' });
 
-const JOB_LABELS = ['scout_id', 'scout_instance_id', 'job_name'] as const;
+/** The labels of a per-job family (also src/station/replication/replication-metrics.ts). */
+export const JOB_LABELS = ['scout_id', 'scout_instance_id', 'job_name'] as const;
 export const UPLOAD_RESULTS = ['stored', 'checksum_mismatch', 'other'] as const;
 type UploadResult = (typeof UPLOAD_RESULTS)[number];
 
