@@ -166,10 +166,7 @@ describe('Scout console', { skip }, () => {
     await page.getByLabel('Backup schedule (cron)').fill('every hour');
     await page.getByRole('button', { name: 'Save Scout settings' }).click();
     await alert().waitFor();
-    assert.match(
-      await alert().innerText(),
-      /The backup schedule is not a valid cron expression.*\(cron_schedule\)/s,
-    );
+    assert.match(await alert().innerText(), /cron_schedule.*is not a valid cron expression/s);
     assert.equal((await status()).scheduler.cron_schedule, '30 1 29 2 *', 'nothing saved');
 
     // The status page now reaches the Station with the token.
