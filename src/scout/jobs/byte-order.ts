@@ -20,15 +20,6 @@ export function compareBytes(a: string, b: string): number {
   return compareCodeUnits(a, b);
 }
 
-/** Sorts in place by UTF-8 bytes and returns the array. */
-export function sortBytewise(values: string[]): string[] {
-  if (!values.some((value) => SURROGATE.test(value))) return values.sort(compareCodeUnits);
-  const keyed = values.map((value) => ({ value, bytes: Buffer.from(value) }));
-  keyed.sort((x, y) => Buffer.compare(x.bytes, y.bytes));
-  for (let i = 0; i < keyed.length; i++) values[i] = (keyed[i] as { value: string }).value;
-  return values;
-}
-
 /** A name's exact bytes, one character per byte (see above). */
 export type ByteString = string;
 

@@ -3,12 +3,10 @@
 // UTF-8 is lost. They turn back into bytes only at the file system (`fsPath`) and are shown
 // with the lossless escape of src/shared/byte-names.ts.
 import { escapeName } from '../../shared/byte-names.ts';
+import { bytesOf } from '../jobs/byte-order.ts';
 
-/** A name's bytes as a byte string. */
-export const byteString = (bytes: Uint8Array): string => Buffer.from(bytes).toString('latin1');
-
-/** A byte string's bytes. */
-export const bytesOf = (name: string): Buffer => Buffer.from(name, 'latin1');
+// The walk's byte strings are the same kind: one pair of conversions for backup and restore.
+export { byteString, bytesOf } from '../jobs/byte-order.ts';
 
 /** A byte string as APIs, problems and the CLI show it (`\xHH` for bytes that are not UTF-8). */
 export const shown = (name: string): string => escapeName(bytesOf(name));
