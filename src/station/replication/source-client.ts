@@ -6,11 +6,29 @@ import { SOURCE_PATHS, SourceListing, type SourceSnapshot } from './source-listi
 
 const LIST_TIMEOUT_MS = 120_000;
 
+/** How much of a refusal's body is read: a hostile primary may send gigabytes of it. */
+const REFUSAL_BYTES = 64 * 1024;
+
+/** The start of an answer's body, at most REFUSAL_BYTES; the rest is never read. */
+async function bodyStart(body: AsyncIterable<Uint8Array> | null): Promise<string> {
+  const pieces: Buffer[] = [];
+  let length = 0;
+  for await (const piece of body ?? []) {
+    pieces.push(Buffer.from(piece));
+    length += piece.length;
+    if (length >= REFUSAL_BYTES) break;
+  }
+  return Buffer.concat(pieces).subarray(0, REFUSAL_BYTES).toString();
+}
+
 /** Why the primary refused, in one line (its `detail`), never the token. */
-async function refusal(answer: { status: number; text(): Promise<string> }, what: string): Promise<AppError> {
+async function refusal(
+  answer: { status: number; body: AsyncIterable<Uint8Array> | null },
+  what: string,
+): Promise<AppError> {
   let detail = '';
   try {
-    const body = JSON.parse(await answer.text()) as { detail?: unknown };
+    const body = JSON.parse(await bodyStart(answer.body)) as { detail?: unknown };
     detail = typeof body.detail === 'string' ? `: ${body.detail}` : '';
   } catch {
     // not JSON: the status says enough
@@ -72,10 +90,7 @@ export function createSourceClient(base: string, token: string, signal?: AbortSi
       }
       const status = answer.statusCode ?? 0;
       if (status !== 206 && !(status === 200 && start === 0 && end === snapshot.size_bytes - 1)) {
-        throw await refusal(
-          { status, text: () => answer.toArray().then((b) => Buffer.concat(b).toString()) },
-          `the download of ${snapshot.filename}`,
-        );
+        throw await refusal({ status, body: answer }, `the download of ${snapshot.filename}`);
       }
       return answer;
     },
