@@ -95,6 +95,18 @@ onCeph('S3 Object Lock (Ceph)', (ceph) => {
       };
       const keyOf = (name: string) => `${job.scout_id}/${job.scout_instance_id}/${job.job_name}/${name}`;
 
+      // Store the first at noon UTC by the Station's clock, the second early the next day: a
+      // snapshot stored today is kept as today's first (no flush), so only the next day does
+      // keep_last 1 let retention look at it, still inside its day of lock (the test used to
+      // pass only when started late enough in a UTC day for +2 h to reach the next one).
+      const now = Date.now();
+      const noon = Date.UTC(
+        new Date(now).getUTCFullYear(),
+        new Date(now).getUTCMonth(),
+        new Date(now).getUTCDate(),
+        12,
+      );
+      move((noon > now ? noon : noon + DAY_MS) - now);
       const first = await store();
       const [shown] = await listed();
       assert.ok(shown?.locked_until, 'the overview shows locked_until');
@@ -126,7 +138,7 @@ onCeph('S3 Object Lock (Ceph)', (ceph) => {
       assert.equal(refused.body.code, 'locked');
 
       // Before its date: keep_last 1 does not keep it, and retention leaves it alone.
-      move(2 * HOUR_MS);
+      move(13 * HOUR_MS);
       const second = await store();
       assert.deepEqual(second.pruned, []);
       assert.deepEqual(
