@@ -1,7 +1,7 @@
 import { ConfigError, loadStationConfig, type ServeFlags } from '../core/config.ts';
 import { lockDataDir } from '../core/data-dir-lock.ts';
 import { copyStationTables, nonEmptyTables } from '../station/db/move-database.ts';
-import { openStationStorage } from '../station/db/open.ts';
+import { openStationDatabase } from '../station/db/open.ts';
 
 export interface MoveDatabaseFlags extends ServeFlags {
   to: string;
@@ -20,9 +20,9 @@ export async function stationMoveDatabase(flags: MoveDatabaseFlags): Promise<voi
   // The Station must be stopped: its lock is ours for the copy, or this fails naming it.
   const lock = lockDataDir(config.dataDir);
   try {
-    const source = await openStationStorage({ dataDir: config.dataDir, databaseUrl: undefined });
+    const source = await openStationDatabase({ dataDir: config.dataDir, databaseUrl: undefined });
     try {
-      const target = await openStationStorage({ dataDir: config.dataDir, databaseUrl: flags.to });
+      const target = await openStationDatabase({ dataDir: config.dataDir, databaseUrl: flags.to });
       try {
         const occupied = await nonEmptyTables(target.stationDb);
         if (occupied.length > 0) {

@@ -2,12 +2,12 @@ import { eq } from 'drizzle-orm';
 import { ConfigError, loadStationConfig, type ServeFlags } from '../core/config.ts';
 import { lockDataDir } from '../core/data-dir-lock.ts';
 import { describeS3, parseS3Config } from '../core/s3-config.ts';
-import { openStationStorage } from '../station/db/open.ts';
+import { openStationDatabase } from '../station/db/open.ts';
 import { snapshots } from '../station/db/station-tables.ts';
 import { type CopyOutcome, copySnapshot, type IndexedSnapshot } from '../station/storage/copy-snapshot.ts';
 import { createDiskStore } from '../station/storage/disk-store.ts';
 import { createS3Store } from '../station/storage/s3-store.ts';
-import type { SnapshotStorage } from '../station/storage/storage.ts';
+import type { SnapshotStore } from '../station/storage/storage.ts';
 
 export interface MoveStorageFlags extends ServeFlags {
   to: string;
@@ -31,7 +31,7 @@ export async function stationMoveStorage(flags: MoveStorageFlags): Promise<void>
   const config = loadStationConfig(flags, { ...process.env, STORAGE_URL: '' });
   const lock = lockDataDir(config.dataDir);
   try {
-    const db = await openStationStorage({ dataDir: config.dataDir, databaseUrl: config.databaseUrl });
+    const db = await openStationDatabase({ dataDir: config.dataDir, databaseUrl: config.databaseUrl });
     try {
       const from = createDiskStore({ backupRoot: config.backupRoot, stagingDir: config.stagingDir });
       const to = createS3Store(target);
@@ -59,8 +59,8 @@ export async function stationMoveStorage(flags: MoveStorageFlags): Promise<void>
 }
 
 async function copyAll(
-  from: SnapshotStorage,
-  to: SnapshotStorage,
+  from: SnapshotStore,
+  to: SnapshotStore,
   indexed: IndexedSnapshot[],
   where: string,
 ): Promise<number> {

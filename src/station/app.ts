@@ -8,11 +8,11 @@ import { webUiRoutes } from '../core/http/web/web-ui.ts';
 import { logger } from '../core/log.ts';
 import type { RunningRole } from '../core/server.ts';
 import { BACKUP_ROOTS } from '../shared/protocol/paths.ts';
-import { openStationStorage } from './db/open.ts';
+import { openStationDatabase } from './db/open.ts';
 import { replicationMetrics } from './replication/replication-metrics.ts';
-import { credentialRoutes } from './routes/credentials.ts';
 import { drillRoutes } from './routes/drills.ts';
 import { healthRoutes } from './routes/health.ts';
+import { overviewRoutes } from './routes/overview.ts';
 import { recoveryRoutes } from './routes/recovery.ts';
 import { replicaTokensConfined } from './routes/replica-token-guard.ts';
 import { replicationRoutes } from './routes/replication.ts';
@@ -20,7 +20,9 @@ import { replicationSourceRoutes } from './routes/replication-source.ts';
 import { retentionRoutes } from './routes/retention.ts';
 import { settingsRoutes } from './routes/settings.ts';
 import { snapshotRoutes } from './routes/snapshots.ts';
+import { stationTokenRoutes } from './routes/station-tokens.ts';
 import { uploadRoutes } from './routes/uploads.ts';
+import { verifyRoutes } from './routes/verify.ts';
 import { stationWindows } from './services/rate-windows.ts';
 import { reconcile } from './services/reconcile.ts';
 import { createStationMetrics } from './services/station-metrics.ts';
@@ -35,7 +37,7 @@ const isDownload = (method: string, path: string) =>
   (path.startsWith('/api/snapshots/') || path.startsWith('/api/replication/source/snapshots/'));
 
 export async function startStation(config: StationConfig): Promise<RunningRole> {
-  const storage = await openStationStorage(config);
+  const storage = await openStationDatabase(config);
   try {
     const core = createCore('station', storage, stationWindows(storage));
     await core.accounts.ensureInitialAdmin(config.initialAdminPassword);
@@ -46,7 +48,7 @@ export async function startStation(config: StationConfig): Promise<RunningRole> 
     await reconcile({
       index: station.index,
       store: station.store,
-      uploads: station.uploadSessions,
+      uploads: station.uploads,
     });
     await station.integrations.certificates.apply();
     const app = createCoreApp(core, {
@@ -80,11 +82,13 @@ export async function startStation(config: StationConfig): Promise<RunningRole> 
       }),
     );
     app.use(`${BACKUP_ROOTS.uploads}/:uploadId/finalize`, metrics.countFinalize);
+    app.route('/api', overviewRoutes(station));
     app.route('/api', settingsRoutes(station));
     app.route('/api', snapshotRoutes(station));
+    app.route('/api', verifyRoutes(station));
     app.route('/api', retentionRoutes(station));
     app.route('/api/admin/uploads', uploadPauseRoutes(station.acceptance));
-    app.route('/api/credentials', credentialRoutes(station));
+    app.route('/api/credentials', stationTokenRoutes(station));
     app.route('/api/replication', replicationSourceRoutes(station, station.replicationPulls));
     app.route('/api/replication', replicationRoutes(station));
     app.route(BACKUP_ROOTS.uploads, uploadRoutes(station));
@@ -94,7 +98,7 @@ export async function startStation(config: StationConfig): Promise<RunningRole> 
     const sweeper = setInterval(() => {
       // One Station at a time sweeps (a lease in the database).
       station.leases
-        .exclusive('upload-sweep', () => station.uploadSessions.sweep())
+        .exclusive('upload-sweep', () => station.uploads.sweep())
         .catch((err: unknown) => log.error({ err }, 'upload sweep failed'));
     }, SWEEP_EVERY_MS);
     sweeper.unref();

@@ -3,7 +3,7 @@ import type { StationConfig } from '../core/config.ts';
 import type { Core } from '../core/core.ts';
 import { createIntegrations } from '../core/integrations.ts';
 import { createUploadAcceptance } from '../core/settings/upload-acceptance.ts';
-import type { StationStorage } from './db/open.ts';
+import type { StationDatabase } from './db/open.ts';
 import { createReplicationPulls } from './replication/pulls.ts';
 import { createReplication } from './replication/replication.ts';
 import { createJobRetention } from './retention/job-overrides.ts';
@@ -22,11 +22,11 @@ import { createStationEvents } from './services/station-events.ts';
 import { createStationSettings } from './services/station-settings.ts';
 import { createStationTokens } from './services/station-tokens.ts';
 import { createVerifier } from './services/verify.ts';
-import { createStorage } from './storage/index.ts';
+import { createSnapshotStore } from './storage/index.ts';
 import { createUploads, processLock } from './uploads/index.ts';
 
 /** Everything the Station's routes call into. */
-export function createStationServices(config: StationConfig, core: Core, storage: StationStorage) {
+export function createStationServices(config: StationConfig, core: Core, storage: StationDatabase) {
   const db = storage.stationDb;
   const integrations = createIntegrations('station', config.dataDir, core.settings);
   const events = createStationEvents(integrations);
@@ -35,7 +35,7 @@ export function createStationServices(config: StationConfig, core: Core, storage
   const tokens = createStationTokens(db, sharedSigningKey(db, config.dataDir));
   const index = createSnapshotIndex(db);
   const leases = createLeases(db);
-  const store = createStorage(config);
+  const store = createSnapshotStore(config);
   const jobRetention = createJobRetention(db, settings, clock);
   const refusals = createRefusalTally();
   // In the database on PGlite too: Stations sharing PostgreSQL count one job's uploads together.
@@ -43,7 +43,7 @@ export function createStationServices(config: StationConfig, core: Core, storage
     refusals.add(refused);
     if (refused.first) events.uploadsRefused(refused);
   });
-  const uploadSessions = createUploads({
+  const uploads = createUploads({
     db,
     // PGlite lives in this one process: its uploads need no lease in the database.
     ...(storage.kind === 'pglite' ? { lock: processLock() } : {}),
@@ -88,13 +88,13 @@ export function createStationServices(config: StationConfig, core: Core, storage
       leases,
       onDone: events.verificationDone,
     }),
-    uploadSessions,
+    uploads,
     replicationPulls: createReplicationPulls(db, clock),
     replication: createReplication({
       db,
       settingsStore: core.settings,
       index,
-      copies: uploadSessions.copies,
+      copies: uploads.copies,
       leases,
       clock,
       events: events.replication,

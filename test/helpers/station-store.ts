@@ -9,7 +9,7 @@ import { Readable } from 'node:stream';
 import { parseS3Config } from '../../src/core/s3-config.ts';
 import { createDiskStore } from '../../src/station/storage/disk-store.ts';
 import { createS3Store } from '../../src/station/storage/s3-store.ts';
-import type { SnapshotKey, SnapshotStorage } from '../../src/station/storage/storage.ts';
+import type { SnapshotKey, SnapshotStore } from '../../src/station/storage/storage.ts';
 import { testStorageUrl } from './server.ts';
 
 /** Where a test Station keeps its snapshots: a data dir is enough to find them. */
@@ -34,10 +34,10 @@ export function diskOnly(why: string): false | string {
   return onS3() ? `disk store only: ${why}` : false;
 }
 
-const stores = new Map<string, SnapshotStorage>();
+const stores = new Map<string, SnapshotStore>();
 
 /** The store of the Station on `server.dataDir`, built as the Station builds its own. */
-export function storeOf(server: StationLike): SnapshotStorage {
+export function storeOf(server: StationLike): SnapshotStore {
   let store = stores.get(server.dataDir);
   if (!store) {
     const url = testStorageUrl(server.dataDir);

@@ -53,6 +53,8 @@ describe('Station download path (PGlite)', () => {
       assert.equal(reply.headers.get('content-length'), String(size));
       assert.equal(reply.headers.get('content-type'), 'application/octet-stream');
       assert.equal(reply.headers.get('x-content-type-options'), 'nosniff');
+      assert.equal(reply.headers.get('x-backupd-snapshot-filename'), stored.name);
+      // The old name stays readable for one release (README, downloads).
       assert.equal(reply.headers.get('x-relay-snapshot-filename'), stored.name);
       assert.match(reply.headers.get('x-request-id') ?? '', /^[0-9a-f-]{36}$/);
       assert.equal(reply.bytes.length, size);

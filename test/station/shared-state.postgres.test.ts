@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, afterEach, before, describe, test } from 'node:test';
 import { reserve } from '../../src/core/auth/rate-limit.ts';
-import { openStationStorage, type StationStorage } from '../../src/station/db/open.ts';
+import { openStationDatabase, type StationDatabase } from '../../src/station/db/open.ts';
 import { createLeases } from '../../src/station/services/leases.ts';
 import { createRateWindows } from '../../src/station/services/rate-windows.ts';
 import { LEGACY_KEY_FILE, loadSigningKey } from '../../src/station/services/signing-key.ts';
@@ -33,14 +33,14 @@ const tempDir = () => {
 
 describe(LABEL, { skip }, () => {
   let pg: PostgresServer;
-  const stations: StationStorage[] = [];
+  const stations: StationDatabase[] = [];
 
   /** A fresh database and `n` Stations' pools on it. */
-  async function stationsOn(database: string, n: number): Promise<StationStorage[]> {
+  async function stationsOn(database: string, n: number): Promise<StationDatabase[]> {
     const url = await createDatabase(pg.url, database);
     const opened = [];
     for (let i = 0; i < n; i += 1)
-      opened.push(await openStationStorage({ dataDir: tempDir(), databaseUrl: url }));
+      opened.push(await openStationDatabase({ dataDir: tempDir(), databaseUrl: url }));
     stations.push(...opened);
     return opened;
   }
@@ -63,7 +63,7 @@ describe(LABEL, { skip }, () => {
   test('six Stations starting at once on an empty database all migrate it (one schema)', async () => {
     const url = await createDatabase(pg.url, 'start_race');
     const opened = await Promise.all(
-      Array.from({ length: 6 }, () => openStationStorage({ dataDir: tempDir(), databaseUrl: url })),
+      Array.from({ length: 6 }, () => openStationDatabase({ dataDir: tempDir(), databaseUrl: url })),
     );
     stations.push(...opened);
     for (const s of opened) await s.ping();

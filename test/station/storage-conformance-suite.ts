@@ -1,15 +1,15 @@
-// One suite for every SnapshotStorage (restic's backend-test shape): the disk store and the S3
+// One suite for every SnapshotStore (restic's backend-test shape): the disk store and the S3
 // store on a real Ceph RADOS Gateway run the same assertions through thin test files.
 
 import assert from 'node:assert/strict';
 import { createHash, randomBytes } from 'node:crypto';
 import { Readable } from 'node:stream';
 import { before, describe, test } from 'node:test';
-import type { SnapshotKey, SnapshotStorage, StagedUpload } from '../../src/station/storage/storage.ts';
+import type { SnapshotKey, SnapshotStore, StagedUpload } from '../../src/station/storage/storage.ts';
 
 export interface StoreHarness {
   /** A new handle on the same store: a restarted Station, or another Station on the same bytes. */
-  open(): SnapshotStorage;
+  open(): SnapshotStore;
 }
 
 const sha256 = (data: Buffer) => createHash('sha256').update(data).digest('hex');
@@ -42,7 +42,7 @@ function targetIn(scoutId: string, filename = 'job__2026-11-25T08-00-00Z__0123ab
 export function storageConformanceSuite(label: string, harness: () => Promise<StoreHarness>): void {
   describe(label, () => {
     let h: StoreHarness;
-    let store: SnapshotStorage;
+    let store: SnapshotStore;
     /** Each test works in its own scout folder of the one store. */
     const freshTarget = (filename?: string) => targetIn(`scout-${process.pid}-${nextScout()}`, filename);
 

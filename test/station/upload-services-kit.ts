@@ -9,7 +9,7 @@ import { Readable } from 'node:stream';
 import { fixedClock } from '../../src/core/clock.ts';
 import { loadStationConfig } from '../../src/core/config.ts';
 import { createCore } from '../../src/core/core.ts';
-import { openStationStorage, type StationStorage } from '../../src/station/db/open.ts';
+import { openStationDatabase, type StationDatabase } from '../../src/station/db/open.ts';
 import type { StationTokenRow } from '../../src/station/services/station-tokens.ts';
 import type { StationServices } from '../../src/station/services.ts';
 import { createStationServices } from '../../src/station/services.ts';
@@ -60,7 +60,7 @@ export interface Kit {
   dir: string;
   backupRoot: string;
   stagingDir: string;
-  storage: StationStorage;
+  storage: StationDatabase;
   clock: ReturnType<typeof fixedClock>;
   events: { stored: UploadFacts[]; failed: string[] };
   index: StationServices['index'];
@@ -81,7 +81,7 @@ export async function openKit(): Promise<Kit> {
   const backupRoot = join(dir, 'backups');
   const stagingDir = join(dir, 'staging');
   const config = loadStationConfig({ dataDir }, { BACKUP_ROOT: backupRoot, STAGING_DIR: stagingDir });
-  const storage = await openStationStorage(config);
+  const storage = await openStationDatabase(config);
   // The Station's own services (tokens, index, settings); the uploads are made below.
   const { tokens, index, settings, acceptance } = createStationServices(
     config,

@@ -4,7 +4,7 @@ import { api, path } from '../common/api.ts';
 import { ErrorText, Field, Notice, useAction } from '../common/ui.tsx';
 import type { Preview } from './retention-preview.tsx';
 import { RETENTION_RULES } from './retention-rules.ts';
-import type { JobRef, StationSettings } from './types.ts';
+import type { JobKey, StationSettings } from './types.ts';
 
 interface Overrides {
   scout_id: string;
@@ -13,7 +13,7 @@ interface Overrides {
   overrides: Record<string, number>;
 }
 
-export function JobRetention({ job, onChanged }: { job: JobRef; onChanged: () => void }) {
+export function JobRetention({ job, onChanged }: { job: JobKey; onChanged: () => void }) {
   const [values, setValues] = useState<Record<string, string>>({});
   const [station, setStation] = useState<StationSettings | null>(null);
   const [preview, setPreview] = useState<Preview | null>(null);

@@ -7,7 +7,7 @@ import { healthBadge, type JobHealth, UNUSUAL_RULE } from './health.ts';
 import type { InstanceRef } from './restore-dialog.tsx';
 import { SizeChart } from './size-chart.tsx';
 import { SnapshotTable } from './snapshot-table.tsx';
-import type { Job, JobRef } from './types.ts';
+import type { Job, JobKey } from './types.ts';
 
 export function JobRow({
   job,
@@ -19,13 +19,13 @@ export function JobRow({
 }: {
   job: Job;
   health: JobHealth;
-  where: Omit<JobRef, 'jobName'>;
+  where: Omit<JobKey, 'jobName'>;
   isAdmin: boolean;
   targets: InstanceRef[];
   onChanged: () => void;
 }) {
   const [open, setOpen] = useState(false);
-  const ref: JobRef = { ...where, jobName: job.job_name };
+  const ref: JobKey = { ...where, jobName: job.job_name };
   const badge = healthBadge(health.health);
   const key = `${where.scoutId}/${where.instanceId}/${job.job_name}`;
   const tableId = `snapshots-${key.replaceAll('/', '-')}`;

@@ -4,7 +4,7 @@ import { api, path } from '../common/api.ts';
 import { Dialog } from '../common/dialog.tsx';
 import { linkClick } from '../common/router.ts';
 import { ErrorText, Notice, useAction } from '../common/ui.tsx';
-import type { JobRef, RestoreCreated } from './types.ts';
+import type { JobKey, RestoreCreated } from './types.ts';
 
 export interface InstanceRef {
   scoutId: string;
@@ -17,7 +17,7 @@ export function RestoreDialog({
   targets,
   onClose,
 }: {
-  job: JobRef;
+  job: JobKey;
   filename: string;
   /** Every registered instance; the source one is offered as "original". */
   targets: InstanceRef[];

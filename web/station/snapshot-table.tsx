@@ -9,7 +9,7 @@ import { JobRetention } from './job-retention.tsx';
 import { LockBadges } from './lock-badges.tsx';
 import { Filename } from './names.tsx';
 import { type InstanceRef, RestoreDialog } from './restore-dialog.tsx';
-import type { JobRef, Snapshot } from './types.ts';
+import type { JobKey, Snapshot } from './types.ts';
 
 /** Rows shown at first; more on request (retention may keep thousands). */
 const PAGE_ROWS = 50;
@@ -25,7 +25,7 @@ export function SnapshotTable({
   onChanged,
 }: {
   id: string;
-  job: JobRef;
+  job: JobKey;
   /** Oldest first, as the overview lists them. */
   snapshots: Snapshot[];
   isAdmin: boolean;
@@ -109,7 +109,7 @@ function SnapshotRow({
   onOpen,
   onChanged,
 }: {
-  job: JobRef;
+  job: JobKey;
   snapshot: Snapshot;
   isAdmin: boolean;
   onOpen: (kind: 'delete' | 'restore') => void;

@@ -132,7 +132,7 @@ export interface VerifyResult {
 }
 
 /** Where a job's snapshots live: the three namespace components. */
-export interface JobRef {
+export interface JobKey {
   scoutId: string;
   instanceId: string;
   jobName: string;

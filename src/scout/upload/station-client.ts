@@ -2,6 +2,7 @@ import { Readable } from 'node:stream';
 import type { ReadableStream as WebReadableStream } from 'node:stream/web';
 import type { DrillOutcome } from '../../shared/protocol/drills.ts';
 import { type ErrorCode, errorCodeOf } from '../../shared/protocol/error-codes.ts';
+import { snapshotFilenameOf } from '../../shared/protocol/headers.ts';
 import { instancePaths, uploadPaths } from '../../shared/protocol/paths.ts';
 import type {
   JobList,
@@ -129,7 +130,7 @@ export function createStationClient(baseUrl: string, token: string) {
     if (!response.body)
       throw new StationError(502, 'empty download', null, 'the Station sent no snapshot bytes');
     return {
-      filename: response.headers.get('x-relay-snapshot-filename') ?? '',
+      filename: snapshotFilenameOf(response.headers) ?? '',
       size: Number(response.headers.get('content-length') ?? 0),
       body: Readable.fromWeb(response.body as WebReadableStream),
     };

@@ -2,6 +2,7 @@
 export * from './drills.ts';
 export * from './error-codes.ts';
 export * from './fields.ts';
+export * from './headers.ts';
 export * from './paths.ts';
 export * from './recovery.ts';
 export * from './replication.ts';

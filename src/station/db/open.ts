@@ -19,7 +19,7 @@ const log = logger.child({ mod: 'station/db' });
 /** The Station's database with its whole schema typed (the core sees it as CoreDb). */
 export type StationDb = PgDatabase<PgQueryResultHKT, typeof schema>;
 
-export interface StationStorage extends CoreStorage {
+export interface StationDatabase extends CoreStorage {
   kind: 'pglite' | 'postgres';
   stationDb: StationDb;
 }
@@ -29,7 +29,7 @@ const RECORD_MIGRATION = `INSERT INTO ${MIGRATIONS_TABLE} (name, applied_at) VAL
 /** Serialises migrations when several Station processes start against one server. */
 const MIGRATION_LOCK = `SELECT pg_advisory_xact_lock(7162534)`;
 
-async function openPglite(dataDir: string): Promise<StationStorage> {
+async function openPglite(dataDir: string): Promise<StationDatabase> {
   const dir = join(dataDir, 'pgdata');
   mkdirSync(dir, { recursive: true, mode: 0o700 });
   await ensureCluster(dir);
@@ -69,7 +69,7 @@ async function openPglite(dataDir: string): Promise<StationStorage> {
   };
 }
 
-async function openPostgres(url: string): Promise<StationStorage> {
+async function openPostgres(url: string): Promise<StationDatabase> {
   const sql = postgres(url, { max: 10, onnotice: () => {}, connect_timeout: 10 });
   const target: MigrationTarget = {
     async appliedNames() {
@@ -112,10 +112,10 @@ async function openPostgres(url: string): Promise<StationStorage> {
   };
 }
 
-export async function openStationStorage(options: {
+export async function openStationDatabase(options: {
   dataDir: string;
   databaseUrl: string | undefined;
-}): Promise<StationStorage> {
+}): Promise<StationDatabase> {
   const storage = options.databaseUrl
     ? await openPostgres(options.databaseUrl)
     : await openPglite(options.dataDir);

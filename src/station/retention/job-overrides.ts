@@ -2,7 +2,7 @@ import { and, eq } from 'drizzle-orm';
 import type { Clock } from '../../core/clock.ts';
 import type { StationDb } from '../db/open.ts';
 import { jobRetention } from '../db/station-tables.ts';
-import type { JobRef } from '../services/snapshot-index.ts';
+import type { JobKey } from '../services/snapshot-index.ts';
 import type { StationSettingsService } from '../services/station-settings.ts';
 import {
   RetentionOverrides,
@@ -11,7 +11,7 @@ import {
   stripUndefined,
 } from './fields.ts';
 
-const sameJob = (ref: JobRef) =>
+const sameJob = (ref: JobKey) =>
   and(
     eq(jobRetention.scoutId, ref.scoutId),
     eq(jobRetention.scoutInstanceId, ref.instanceId),
@@ -25,7 +25,7 @@ const parse = (text: string): RetentionOverridesInput => {
 
 /** Per-job retention overrides over the Station's settings (table `job_retention`). */
 export function createJobRetention(db: StationDb, settings: StationSettingsService, clock: Clock) {
-  async function overrides(ref: JobRef): Promise<RetentionOverridesInput> {
+  async function overrides(ref: JobKey): Promise<RetentionOverridesInput> {
     const [row] = await db.select().from(jobRetention).where(sameJob(ref));
     return row ? parse(row.overrides) : {};
   }
@@ -34,7 +34,7 @@ export function createJobRetention(db: StationDb, settings: StationSettingsServi
     overrides,
 
     /** The job's effective settings: its overrides over the Station's. */
-    async effective(ref: JobRef): Promise<RetentionSettings> {
+    async effective(ref: JobKey): Promise<RetentionSettings> {
       const [station, own] = await Promise.all([settings.read(), overrides(ref)]);
       return { ...station, ...own };
     },
@@ -51,7 +51,7 @@ export function createJobRetention(db: StationDb, settings: StationSettingsServi
     },
 
     /** Replaces the job's overrides; `{}` removes them (the job follows the Station again). */
-    async replace(ref: JobRef, input: RetentionOverridesInput): Promise<RetentionOverridesInput> {
+    async replace(ref: JobKey, input: RetentionOverridesInput): Promise<RetentionOverridesInput> {
       const value = stripUndefined(input);
       if (Object.keys(value).length === 0) {
         await db.delete(jobRetention).where(sameJob(ref));

@@ -1,6 +1,6 @@
 import type { WindowCounter } from '../../core/auth/rate-limit.ts';
 import { tooManyRequests } from '../../core/errors.ts';
-import type { JobRef } from '../services/snapshot-index.ts';
+import type { JobKey } from '../services/snapshot-index.ts';
 
 const HOUR_MS = 60 * 60 * 1000;
 
@@ -21,7 +21,7 @@ export interface UploadRefused {
  */
 export function createUploadRate(windows: WindowCounter, onRefused: (event: UploadRefused) => void) {
   return {
-    async check(ref: JobRef, limit: number, now: number): Promise<void> {
+    async check(ref: JobKey, limit: number, now: number): Promise<void> {
       const key = `uploads:${ref.scoutId}/${ref.instanceId}/${ref.jobName}`;
       const { count, windowEnd } = await windows.add(key, HOUR_MS);
       if (count <= limit) return;

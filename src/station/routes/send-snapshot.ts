@@ -4,7 +4,8 @@ import { Readable } from 'node:stream';
 import type { Context } from 'hono';
 import { notFound } from '../../core/errors.ts';
 import type { AppEnv } from '../../core/http/app-env.ts';
-import type { SnapshotKey, SnapshotStorage } from '../storage/storage.ts';
+import { LEGACY_SNAPSHOT_FILENAME_HEADER, SNAPSHOT_FILENAME_HEADER } from '../../shared/protocol/headers.ts';
+import type { SnapshotKey, SnapshotStore } from '../storage/storage.ts';
 import { writeFileRange, writeStream } from './write-download.ts';
 
 /** Parses one `bytes=` range; null when absent, 'invalid' when unsatisfiable. */
@@ -66,7 +67,7 @@ async function openLocal(path: string, key: SnapshotKey): Promise<FileHandle> {
 async function writeDirect(
   c: Context<AppEnv>,
   out: ServerResponse,
-  store: SnapshotStorage,
+  store: SnapshotStore,
   key: SnapshotKey,
   answer: { status: number; headers: Record<string, string>; span: Span; range: Span | undefined },
 ): Promise<Response> {
@@ -97,7 +98,7 @@ async function writeDirect(
 /** Sends a stored snapshot as octet-stream, with HTTP Range support so downloads can resume. */
 export async function sendSnapshot(
   c: Context<AppEnv>,
-  store: SnapshotStorage,
+  store: SnapshotStore,
   located: { key: SnapshotKey; sizeBytes: number },
 ): Promise<Response> {
   const { key, sizeBytes } = located;
@@ -113,7 +114,8 @@ export async function sendSnapshot(
     'Content-Type': 'application/octet-stream',
     'Accept-Ranges': 'bytes',
     'Content-Disposition': `attachment; filename="${key.filename}"`,
-    'X-Relay-Snapshot-Filename': key.filename,
+    [SNAPSHOT_FILENAME_HEADER]: key.filename,
+    [LEGACY_SNAPSHOT_FILENAME_HEADER]: key.filename,
     'X-Content-Type-Options': 'nosniff',
     'Content-Length': String(span.end - span.start + 1),
     ...(range ? { 'Content-Range': `bytes ${range.start}-${range.end}/${sizeBytes}` } : {}),

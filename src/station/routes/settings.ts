@@ -1,21 +1,11 @@
 import { Hono } from 'hono';
-import { z } from 'zod';
-import { forbidden } from '../../core/errors.ts';
-import { adminOnly, maySeeSettings, signedIn } from '../../core/http/access.ts';
+import type { z } from 'zod';
+import { adminOnly } from '../../core/http/access.ts';
 import type { AppEnv } from '../../core/http/app-env.ts';
-import { readJson, readQuery } from '../../core/http/json-body.ts';
+import { readJson } from '../../core/http/json-body.ts';
 import { ReplicationSettingsInput } from '../replication/replication-settings.ts';
 import { StationSettingsInput } from '../services/station-settings.ts';
 import type { StationServices } from '../services.ts';
-
-const OverviewQuery = z.object({
-  section: z
-    .enum(['settings', 'storage', 'snapshots', ''], {
-      error: 'section must be settings, storage or snapshots',
-    })
-    .optional()
-    .transform((value) => value || undefined),
-});
 
 /** `POST /api/settings` takes the Station's settings and the replica's (replication_*) in one body. */
 const SettingsBody = StationSettingsInput.extend(ReplicationSettingsInput.shape);
@@ -33,35 +23,9 @@ function split(body: z.infer<typeof SettingsBody>) {
   };
 }
 
+/** `POST /api/settings`: the Station's own settings and the replica's. */
 export function settingsRoutes(station: StationServices) {
   const app = new Hono<AppEnv>();
-
-  app.get('/overview', signedIn('read'), async (c) => {
-    const { section } = readQuery(c, OverviewQuery);
-    const mayReadSettings = maySeeSettings(c);
-    if (section === 'settings' && !mayReadSettings) {
-      throw forbidden('this automation token may not read settings (needs the "manage" scope)');
-    }
-    const body: Record<string, unknown> = {};
-    if ((section === undefined || section === 'settings') && mayReadSettings) {
-      body.settings = { ...(await station.settings.read()), ...(await station.replication.settings.read()) };
-    }
-    if (section === undefined || section === 'storage') {
-      const info = await station.store.health();
-      body.storage = {
-        ...info,
-        used_bytes:
-          info.total_bytes !== null && info.free_bytes !== null ? info.total_bytes - info.free_bytes : null,
-        ...(await station.snapshots.totals()),
-        staging_dir: station.config.stagingDir,
-        max_upload_bytes: station.config.maxUploadBytes,
-        uploads_paused: await station.acceptance.paused(),
-      };
-    }
-    if (section === undefined || section === 'snapshots')
-      body.scouts = await station.drills.decorate(await station.snapshots.tree());
-    return c.json(body);
-  });
 
   app.post('/settings', adminOnly('manage'), async (c) => {
     const { own, replication } = split(await readJson(c, SettingsBody));

@@ -82,8 +82,5 @@ export function snapshotRoutes(station: StationServices) {
     return c.json(await station.snapshots.removeInstance(scoutId, instanceId, cleanup_missing));
   });
 
-  app.get('/admin/verify', signedIn('read'), async (c) => c.json(await station.verifier.last()));
-  app.post('/admin/verify', signedIn('manage'), async (c) => c.json(await station.verifier.run()));
-
   return app;
 }

@@ -25,7 +25,7 @@ export function uploadRoutes(station: StationServices) {
     // Restore hints go only where the Scout connected from (or a listed host): hint-target.ts.
     const pinned = station.restoreRequests.pinHintUrl(advertised_url, clientAddress(c));
     return c.json(
-      await station.uploadSessions.initiate(token, {
+      await station.uploads.initiate(token, {
         ...body,
         ...(pinned ? { advertised_url: pinned } : {}),
       }),
@@ -35,12 +35,12 @@ export function uploadRoutes(station: StationServices) {
   app.put('/:uploadId/chunk', async (c) => {
     const token = await stationToken(c, station.tokens, BACKUP_CHUNKS);
     const { offset } = readQuery(c, ChunkQuerySchema);
-    return c.json(await station.uploadSessions.chunk(token, c.req.param('uploadId'), offset, requestBody(c)));
+    return c.json(await station.uploads.chunk(token, c.req.param('uploadId'), offset, requestBody(c)));
   });
 
   app.post('/:uploadId/finalize', async (c) => {
     const token = await stationToken(c, station.tokens);
-    return c.json(await station.uploadSessions.finalize(token, c.req.param('uploadId')));
+    return c.json(await station.uploads.finalize(token, c.req.param('uploadId')));
   });
 
   return app;

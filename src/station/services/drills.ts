@@ -7,7 +7,7 @@ import type { DrillOutcome as DrillReport } from '../../shared/protocol/drills.t
 import type { StationDb } from '../db/open.ts';
 import { drills } from '../db/station-tables.ts';
 import { checkFilename } from '../storage/keys.ts';
-import type { JobRef, SnapshotIndex } from './snapshot-index.ts';
+import type { JobKey, SnapshotIndex } from './snapshot-index.ts';
 import { checkJobRef } from './snapshots.ts';
 import type { StationTokenRow, StationTokens } from './station-tokens.ts';
 
@@ -28,7 +28,7 @@ const view = (row: Row): DrillReport => ({
  */
 const NOTICE_LIMIT: Limit = { name: 'drill-notice', limit: 1, windowMs: 60 * 60 * 1000 };
 
-const sameJob = (ref: JobRef) =>
+const sameJob = (ref: JobKey) =>
   and(
     eq(drills.scoutId, ref.scoutId),
     eq(drills.scoutInstanceId, ref.instanceId),
@@ -48,7 +48,7 @@ export function createDrills(deps: {
   notifier: Notifier;
 }) {
   /** Keeps the report as the job's last drill; returns the one it replaced. */
-  async function keep(ref: JobRef, values: Omit<Row, 'scoutId' | 'scoutInstanceId' | 'jobName'>) {
+  async function keep(ref: JobKey, values: Omit<Row, 'scoutId' | 'scoutInstanceId' | 'jobName'>) {
     return deps.db.transaction(async (tx) => {
       const [previous] = await tx.select().from(drills).where(sameJob(ref)).for('update');
       await tx
@@ -66,7 +66,7 @@ export function createDrills(deps: {
    * A failed drill is news when the job's last drill did not fail, or failed on another
    * snapshot; the same failure reported again is not, and news is sent once an hour at most.
    */
-  async function isNews(ref: JobRef, report: DrillReport, previous: Row | undefined): Promise<boolean> {
+  async function isNews(ref: JobKey, report: DrillReport, previous: Row | undefined): Promise<boolean> {
     if (report.status !== 'failed') return false;
     if (previous?.status === 'failed' && previous.filename === report.filename) return false;
     const key = `${ref.scoutId}/${ref.instanceId}/${ref.jobName}`;
@@ -74,7 +74,7 @@ export function createDrills(deps: {
   }
 
   return {
-    async record(token: StationTokenRow, ref: JobRef, report: DrillReport): Promise<{ status: 'recorded' }> {
+    async record(token: StationTokenRow, ref: JobKey, report: DrillReport): Promise<{ status: 'recorded' }> {
       checkJobRef(ref);
       checkFilename(report.filename);
       await deps.tokens.requireBinding(token, ref.scoutId, ref.instanceId);

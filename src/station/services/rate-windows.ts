@@ -2,7 +2,7 @@ import { and, eq, lt, sql } from 'drizzle-orm';
 import { MemoryWindows, type WindowCounter } from '../../core/auth/rate-limit.ts';
 import { clock } from '../../core/clock.ts';
 import { logger } from '../../core/log.ts';
-import type { StationDb, StationStorage } from '../db/open.ts';
+import type { StationDatabase, StationDb } from '../db/open.ts';
 import { rateWindows } from '../db/station-tables.ts';
 
 const log = logger.child({ mod: 'station/rate-windows' });
@@ -69,6 +69,6 @@ export function createRateWindows(db: StationDb): WindowCounter & { prune(): Pro
  * Stations may share it), in memory on PGlite (one process by nature, so nothing is shared;
  * a write per API request would only cost the NAS time — measured ~1–2.5 ms on PGlite).
  */
-export function stationWindows(storage: StationStorage): WindowCounter {
+export function stationWindows(storage: StationDatabase): WindowCounter {
   return storage.kind === 'postgres' ? createRateWindows(storage.stationDb) : new MemoryWindows();
 }

@@ -1,7 +1,7 @@
 import { type Clock, clock as stationClock } from '../../core/clock.ts';
 import { logger } from '../../core/log.ts';
 import { parseSnapshotName } from '../../shared/protocol/snapshot-names.ts';
-import type { SnapshotStorage } from '../storage/storage.ts';
+import type { SnapshotStore } from '../storage/storage.ts';
 import type { Uploads } from '../uploads/index.ts';
 import { sha256Stream } from './file-hash.ts';
 import type { NewSnapshotRow, SnapshotIndex } from './snapshot-index.ts';
@@ -24,7 +24,7 @@ function fingerprintFromName(filename: string): string {
  */
 export async function reconcile(deps: {
   index: SnapshotIndex;
-  store: SnapshotStorage;
+  store: SnapshotStore;
   uploads: Uploads;
   clock?: Clock;
 }): Promise<{ indexed: number; missing: number; restored: number }> {

@@ -1,19 +1,15 @@
 import { notFound } from '../../core/errors.ts';
 import type { JobList } from '../../shared/protocol/recovery.ts';
 import { checkComponent, checkFilename } from '../storage/keys.ts';
-import type { SnapshotStorage } from '../storage/storage.ts';
-import type { JobRef, SnapshotIndex, SnapshotRow } from './snapshot-index.ts';
+import type { SnapshotStore } from '../storage/storage.ts';
+import type { JobKey, SnapshotIndex, SnapshotRow } from './snapshot-index.ts';
 import { formatTimestamp } from './snapshot-time.ts';
 import { checkJobRef } from './snapshots.ts';
 import type { StationTokenRow, StationTokens } from './station-tokens.ts';
 
 /** Which snapshot a Scout may download: only from an instance its token is bound to. */
-export function createRecovery(deps: {
-  tokens: StationTokens;
-  index: SnapshotIndex;
-  store: SnapshotStorage;
-}) {
-  async function located(ref: JobRef, row: SnapshotRow | undefined, what: string) {
+export function createRecovery(deps: { tokens: StationTokens; index: SnapshotIndex; store: SnapshotStore }) {
+  async function located(ref: JobKey, row: SnapshotRow | undefined, what: string) {
     if (!row) throw notFound(`no ${what} snapshot of ${ref.scoutId}/${ref.instanceId}/${ref.jobName}`);
     const key = { ...ref, filename: row.filename };
     const stats = await deps.store.stat(key);
@@ -21,17 +17,17 @@ export function createRecovery(deps: {
     return { key, sizeBytes: stats.sizeBytes };
   }
 
-  async function allowed(token: StationTokenRow, ref: JobRef) {
+  async function allowed(token: StationTokenRow, ref: JobKey) {
     checkJobRef(ref);
     await deps.tokens.requireBinding(token, ref.scoutId, ref.instanceId);
   }
 
   return {
-    async latest(token: StationTokenRow, ref: JobRef) {
+    async latest(token: StationTokenRow, ref: JobKey) {
       await allowed(token, ref);
       return located(ref, await deps.index.newest(ref), 'stored');
     },
-    async byFingerprint(token: StationTokenRow, ref: JobRef, fp: string) {
+    async byFingerprint(token: StationTokenRow, ref: JobKey, fp: string) {
       await allowed(token, ref);
       return located(ref, await deps.index.newestByFingerprint(ref, fp), `fingerprint ${fp}`);
     },
@@ -59,7 +55,7 @@ export function createRecovery(deps: {
       return { jobs: jobs.sort((a, b) => (a.job_name < b.job_name ? -1 : a.job_name > b.job_name ? 1 : 0)) };
     },
     /** The job's stored snapshots, newest first by their own time. */
-    async list(token: StationTokenRow, ref: JobRef) {
+    async list(token: StationTokenRow, ref: JobKey) {
       await allowed(token, ref);
       const rows = await deps.index.list(ref);
       return {
@@ -71,7 +67,7 @@ export function createRecovery(deps: {
         })),
       };
     },
-    async exact(token: StationTokenRow, ref: JobRef, filename: string) {
+    async exact(token: StationTokenRow, ref: JobKey, filename: string) {
       await allowed(token, ref);
       checkFilename(filename);
       return located(ref, await deps.index.byName(ref, filename), filename);

@@ -2,6 +2,7 @@ import { and, desc, eq, sql } from 'drizzle-orm';
 import { settings } from '../../core/db/core-tables.pg.ts';
 import type { StationDb } from '../db/open.ts';
 import { instances, snapshots } from '../db/station-tables.ts';
+import type { JobKey } from '../job-key.ts';
 
 export type SnapshotRow = typeof snapshots.$inferSelect;
 /** A row to index: protection and the lock date are set apart (setProtected, setLockedUntil). */
@@ -9,11 +10,7 @@ export type NewSnapshotRow = Omit<SnapshotRow, 'protected' | 'lockedUntil'> &
   Partial<Pick<SnapshotRow, 'protected' | 'lockedUntil'>>;
 export type InstanceRow = typeof instances.$inferSelect;
 
-export interface JobRef {
-  scoutId: string;
-  instanceId: string;
-  jobName: string;
-}
+export type { JobKey } from '../job-key.ts';
 
 /**
  * Newest first by the snapshot's own time, never by arrival. Within one second (a force-send
@@ -22,7 +19,7 @@ export interface JobRef {
  */
 const newestFirst = [desc(snapshots.takenAt), desc(snapshots.storedAt), desc(snapshots.filename)] as const;
 
-const sameJob = (ref: JobRef) =>
+const sameJob = (ref: JobKey) =>
   and(
     eq(snapshots.scoutId, ref.scoutId),
     eq(snapshots.scoutInstanceId, ref.instanceId),
@@ -80,7 +77,7 @@ export function createSnapshotIndex(db: StationDb) {
   }
 
   /** The job's snapshots present on disk, newest first. */
-  async function list(ref: JobRef): Promise<SnapshotRow[]> {
+  async function list(ref: JobKey): Promise<SnapshotRow[]> {
     return db
       .select()
       .from(snapshots)
@@ -94,7 +91,7 @@ export function createSnapshotIndex(db: StationDb) {
       return row?.value ?? '0';
     },
 
-    async newest(ref: JobRef): Promise<SnapshotRow | undefined> {
+    async newest(ref: JobKey): Promise<SnapshotRow | undefined> {
       const [row] = await db
         .select()
         .from(snapshots)
@@ -104,7 +101,7 @@ export function createSnapshotIndex(db: StationDb) {
       return row;
     },
 
-    async byName(ref: JobRef, filename: string): Promise<SnapshotRow | undefined> {
+    async byName(ref: JobKey, filename: string): Promise<SnapshotRow | undefined> {
       const [row] = await db
         .select()
         .from(snapshots)
@@ -112,7 +109,7 @@ export function createSnapshotIndex(db: StationDb) {
       return row;
     },
 
-    async bySha(ref: JobRef, sha256: string, sizeBytes: number): Promise<SnapshotRow | undefined> {
+    async bySha(ref: JobKey, sha256: string, sizeBytes: number): Promise<SnapshotRow | undefined> {
       const [row] = await db
         .select()
         .from(snapshots)
@@ -129,7 +126,7 @@ export function createSnapshotIndex(db: StationDb) {
     },
 
     /** Newest snapshot whose job fingerprint matches an 8- or 64-character prefix. */
-    async newestByFingerprint(ref: JobRef, fp: string): Promise<SnapshotRow | undefined> {
+    async newestByFingerprint(ref: JobKey, fp: string): Promise<SnapshotRow | undefined> {
       const rows = await db
         .select()
         .from(snapshots)
@@ -162,7 +159,7 @@ export function createSnapshotIndex(db: StationDb) {
       await bump();
     },
 
-    async remove(ref: JobRef, filename: string): Promise<boolean> {
+    async remove(ref: JobKey, filename: string): Promise<boolean> {
       const gone = await db
         .delete(snapshots)
         .where(and(sameJob(ref), eq(snapshots.filename, filename)))
@@ -171,7 +168,7 @@ export function createSnapshotIndex(db: StationDb) {
       return gone.length > 0;
     },
 
-    async setMissing(ref: JobRef, filename: string, missing: boolean): Promise<void> {
+    async setMissing(ref: JobKey, filename: string, missing: boolean): Promise<void> {
       await db
         .update(snapshots)
         .set({ missing })
@@ -182,7 +179,7 @@ export function createSnapshotIndex(db: StationDb) {
     list,
 
     /** Protects a snapshot from retention and deletion, or lifts that; false when there is none. */
-    async setProtected(ref: JobRef, filename: string, value: boolean): Promise<boolean> {
+    async setProtected(ref: JobKey, filename: string, value: boolean): Promise<boolean> {
       const changed = await db
         .update(snapshots)
         .set({ protected: value })
@@ -193,7 +190,7 @@ export function createSnapshotIndex(db: StationDb) {
     },
 
     /** Records the object-lock retention date (ms) the store set on the snapshot's object. */
-    async setLockedUntil(ref: JobRef, filename: string, lockedUntil: number | null): Promise<void> {
+    async setLockedUntil(ref: JobKey, filename: string, lockedUntil: number | null): Promise<void> {
       await db
         .update(snapshots)
         .set({ lockedUntil })
@@ -202,7 +199,7 @@ export function createSnapshotIndex(db: StationDb) {
     },
 
     /** Sets the snapshot time of rows indexed before it was recorded. */
-    async setTakenAt(ref: JobRef, filename: string, takenAt: number): Promise<void> {
+    async setTakenAt(ref: JobKey, filename: string, takenAt: number): Promise<void> {
       await db
         .update(snapshots)
         .set({ takenAt })

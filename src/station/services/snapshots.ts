@@ -1,8 +1,8 @@
 import { clock } from '../../core/clock.ts';
 import { conflict, notFound } from '../../core/errors.ts';
 import { checkComponent, checkFilename } from '../storage/keys.ts';
-import type { SnapshotKey, SnapshotStorage } from '../storage/storage.ts';
-import type { JobRef, SnapshotIndex, SnapshotRow } from './snapshot-index.ts';
+import type { SnapshotKey, SnapshotStore } from '../storage/storage.ts';
+import type { JobKey, SnapshotIndex, SnapshotRow } from './snapshot-index.ts';
 
 const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
 
@@ -29,14 +29,14 @@ function getOrAdd<K, V>(map: Map<K, V>, key: K, make: () => V): V {
   return value;
 }
 
-export function checkJobRef(ref: JobRef): void {
+export function checkJobRef(ref: JobKey): void {
   checkComponent('scout_id', ref.scoutId);
   checkComponent('scout_instance_id', ref.instanceId);
   checkComponent('job_name', ref.jobName);
 }
 
 /** Reading, downloading and deleting stored snapshots, and the overview tree. */
-export function createSnapshots(deps: { index: SnapshotIndex; store: SnapshotStorage }) {
+export function createSnapshots(deps: { index: SnapshotIndex; store: SnapshotStore }) {
   const { index, store } = deps;
 
   async function buildTree() {

@@ -137,17 +137,17 @@ export function createStationTokens(db: StationDb, keys: () => Promise<SigningKe
         throw badRequest('max_registrations must be from 2 to 10000');
       const now = clock.now();
       const expiresAt = now + input.ttl_days * DAY_MS;
-      const credential = await new SignJWT({ shared: input.shared, max_registrations: max })
+      const token = await new SignJWT({ shared: input.shared, max_registrations: max })
         .setProtectedHeader({ alg: 'EdDSA', typ: 'JWT' })
         .setIssuedAt(Math.floor(now / 1000))
         .setExpirationTime(Math.floor(expiresAt / 1000))
         .setAudience(AUDIENCE)
         .setJti(newId())
         .sign((await keys()).privateKey);
-      const tokenHash = sha256Hex(credential);
+      const tokenHash = sha256Hex(token);
       const row = { tokenHash, createdAt: now, expiresAt, shared: input.shared, maxRegistrations: max };
       const reply = {
-        credential,
+        credential: token,
         ttl_days: input.ttl_days,
         shared: input.shared,
         max_registrations: max,
@@ -223,10 +223,10 @@ export function createStationTokens(db: StationDb, keys: () => Promise<SigningKe
     },
 
     /** The live token behind a bearer value on `/backup/...`, or 401. */
-    async authenticate(credential: string): Promise<StationTokenRow> {
+    async authenticate(token: string): Promise<StationTokenRow> {
       const { publicKey } = await keys();
       try {
-        await jwtVerify(credential, publicKey, {
+        await jwtVerify(token, publicKey, {
           algorithms: ['EdDSA'],
           audience: AUDIENCE,
           currentDate: clock.date(),
@@ -237,7 +237,7 @@ export function createStationTokens(db: StationDb, keys: () => Promise<SigningKe
       const [row] = await db
         .select()
         .from(stationTokens)
-        .where(eq(stationTokens.tokenHash, sha256Hex(credential)));
+        .where(eq(stationTokens.tokenHash, sha256Hex(token)));
       if (!row) throw unauthorized('Station token was revoked; mint a new one on the Station');
       if (row.expiresAt <= clock.now())
         throw unauthorized('Station token expired; mint a new one on the Station');

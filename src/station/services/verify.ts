@@ -1,7 +1,7 @@
 import { type Clock, clock as stationClock } from '../../core/clock.ts';
 import { logger } from '../../core/log.ts';
 import type { SettingsStore } from '../../core/settings/settings-store.ts';
-import type { SnapshotStorage } from '../storage/storage.ts';
+import type { SnapshotStore } from '../storage/storage.ts';
 import { sha256Stream } from './file-hash.ts';
 import type { Leases } from './leases.ts';
 import type { SnapshotIndex } from './snapshot-index.ts';
@@ -41,7 +41,7 @@ const NEVER_RUN: VerificationResult = {
  */
 export function createVerifier(deps: {
   index: SnapshotIndex;
-  store: SnapshotStorage;
+  store: SnapshotStore;
   clock?: Clock;
   settings: SettingsStore;
   /** Several Stations on one database: one verification at a time among them. */

@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
-import type { SnapshotKey, SnapshotStorage } from './storage.ts';
+import type { SnapshotKey, SnapshotStore } from './storage.ts';
 
 /** A snapshot as the index knows it: where it is, how big, its SHA-256. */
 export interface IndexedSnapshot {
@@ -12,7 +12,7 @@ export type CopyOutcome =
   | { status: 'copied' | 'already_there'; bytes: number }
   | { status: 'failed'; bytes: number; problem: string };
 
-async function sha256Of(store: SnapshotStorage, key: SnapshotKey): Promise<string> {
+async function sha256Of(store: SnapshotStore, key: SnapshotKey): Promise<string> {
   const hash = createHash('sha256');
   for await (const chunk of await store.read(key)) hash.update(chunk as Buffer);
   return hash.digest('hex');
@@ -25,8 +25,8 @@ async function sha256Of(store: SnapshotStorage, key: SnapshotKey): Promise<strin
  * (nothing is overwritten).
  */
 export async function copySnapshot(
-  from: SnapshotStorage,
-  to: SnapshotStorage,
+  from: SnapshotStore,
+  to: SnapshotStore,
   snapshot: IndexedSnapshot,
 ): Promise<CopyOutcome> {
   const { key, sizeBytes, sha256 } = snapshot;

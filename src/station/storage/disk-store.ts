@@ -8,13 +8,13 @@ import { createStagedWriter } from './disk-append.ts';
 import { placeFile, probeWritable, subdirs, TEMP_PREFIX } from './disk-files.ts';
 import { checkComponent, checkFilename, isSnapshotFilename } from './keys.ts';
 import type {
-  JobLocation,
   SnapshotKey,
-  SnapshotStorage,
+  SnapshotStore,
   StagedUpload,
   StagingArea,
   StorageHealth,
   StoredFile,
+  StoredJobKey,
 } from './storage.ts';
 
 const UPLOAD_ID = /^[A-Za-z0-9_-]{1,100}$/;
@@ -27,11 +27,11 @@ const STAGED_SUFFIX = '.part';
  * nobody holds (link fails instead of overwriting), then the folder is synced. Staged bytes
  * are not synced per chunk: `stagedBytes` is the file's length and finalize checks the SHA-256.
  */
-export function createDiskStore(dirs: { backupRoot: string; stagingDir: string }): SnapshotStorage {
+export function createDiskStore(dirs: { backupRoot: string; stagingDir: string }): SnapshotStore {
   const root = dirs.backupRoot;
   const writer = createStagedWriter();
 
-  function dirOf(at: JobLocation): string {
+  function dirOf(at: StoredJobKey): string {
     checkComponent('scout_id', at.scoutId);
     if (at.instanceId !== null) checkComponent('scout_instance_id', at.instanceId);
     checkComponent('job_name', at.jobName);

@@ -1,6 +1,6 @@
 import { isNamespaceComponent } from '../../shared/namespace.ts';
 import { checkComponent, checkFilename, isSnapshotFilename } from './keys.ts';
-import type { JobLocation, SnapshotKey } from './storage.ts';
+import type { SnapshotKey, StoredJobKey } from './storage.ts';
 
 /**
  * Object keys of the S3 store: `PREFIX<scout_id>/<scout_instance_id>/<job_name>/<file>` (the
@@ -8,7 +8,7 @@ import type { JobLocation, SnapshotKey } from './storage.ts';
  * validated components, and only keys of that shape are read back as snapshots.
  */
 export function s3Keys(prefix: string) {
-  function folderOf(at: JobLocation): string {
+  function folderOf(at: StoredJobKey): string {
     checkComponent('scout_id', at.scoutId);
     if (at.instanceId !== null) checkComponent('scout_instance_id', at.instanceId);
     checkComponent('job_name', at.jobName);

@@ -31,7 +31,7 @@ import {
 import { objectLock } from './s3-object-lock.ts';
 import type {
   SnapshotKey,
-  SnapshotStorage,
+  SnapshotStore,
   StagedUpload,
   StagingArea,
   StorageHealth,
@@ -46,7 +46,7 @@ export { s3Client } from './s3-client.ts';
  * ETags and the SHA-256 state, and the object appears only when `complete` (after the caller
  * checked the SHA-256) completes it. Nothing touches the Station's disk.
  */
-export function createS3Store(config: S3Config, client: S3Client = s3Client(config)): SnapshotStorage {
+export function createS3Store(config: S3Config, client: S3Client = s3Client(config)): SnapshotStore {
   const Bucket = config.bucket;
   const keys = s3Keys(config.prefix);
   const where = { bucket: Bucket, prefix: config.prefix };

@@ -1,4 +1,5 @@
 import type { Readable } from 'node:stream';
+import type { StoredJobKey } from '../job-key.ts';
 
 /**
  * The one way Station services reach snapshot bytes and staged uploads. Two implementations:
@@ -13,14 +14,9 @@ import type { Readable } from 'node:stream';
  * - Every key is built from validated components (`checkComponent`, `checkFilename`).
  */
 
-/** Where a job's snapshots live: `instanceId` null is the legacy layout `<scout>/<job>/<file>`. */
-export interface JobLocation {
-  scoutId: string;
-  instanceId: string | null;
-  jobName: string;
-}
+export type { StoredJobKey } from '../job-key.ts';
 
-export interface SnapshotKey extends JobLocation {
+export interface SnapshotKey extends StoredJobKey {
   filename: string;
 }
 
@@ -87,7 +83,7 @@ export interface AppendResult {
   interrupted?: unknown;
 }
 
-export interface SnapshotStorage {
+export interface SnapshotStore {
   readonly kind: 'disk' | 's3';
   /** Start-up: creates what is missing (folders, the bucket) and removes leftovers of interrupted commits. */
   prepare(): Promise<void>;

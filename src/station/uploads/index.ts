@@ -7,7 +7,7 @@ import { finalize } from './finalize.ts';
 import { initiate } from './initiate.ts';
 import { applyRetention } from './retention.ts';
 import { abortOrphans, createSweeper } from './sweep.ts';
-import type { InitiateBody, JobOf, UploadDeps } from './types.ts';
+import type { InitiateBody, JobKey, UploadDeps } from './types.ts';
 import { leaseLock } from './upload-lock.ts';
 
 export type { CopyIn, CopySource } from './copy-in.ts';
@@ -33,7 +33,7 @@ export function createUploads(
     chunk: (token: StationTokenRow, uploadId: string, offset: number, body: Readable) =>
       chunk(deps, token, uploadId, offset, body),
     finalize: (token: StationTokenRow, uploadId: string) => finalize(deps, token, uploadId),
-    applyRetention: (ref: JobOf, protect: string) => applyRetention(deps, ref, protect),
+    applyRetention: (ref: JobKey, protect: string) => applyRetention(deps, ref, protect),
     /** Start-up: staging areas of no live session go; sessions lose nothing they had. */
     reconcileStaging: () => abortOrphans(deps, true),
     /** Copies of another Station's snapshots (src/station/replication/). */

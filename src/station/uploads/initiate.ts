@@ -8,7 +8,7 @@ import { reserveName } from './reserve-name.ts';
 import { liveSessionsOf, markStored, progressReply, stagedUploadOf, storedReply } from './sessions.ts';
 import { checkSpace } from './space.ts';
 import { supersede } from './supersede.ts';
-import type { InitiateBody, JobOf, SessionRow, UploadDeps } from './types.ts';
+import type { InitiateBody, JobKey, SessionRow, UploadDeps } from './types.ts';
 
 /** Which field of a retried initiation differs from the session its idempotency key made. */
 function differingField(existing: SessionRow, body: InitiateBody): string | null {
@@ -39,7 +39,7 @@ async function checkAcceptable(deps: UploadDeps, body: InitiateBody): Promise<vo
 }
 
 /** A new upload beyond the job's retention_max_uploads_per_hour is refused (429). */
-async function checkUploadRate(deps: UploadDeps, ref: JobOf): Promise<void> {
+async function checkUploadRate(deps: UploadDeps, ref: JobKey): Promise<void> {
   if (!deps.uploadRate) return;
   const limits = deps.jobRetention ? await deps.jobRetention.effective(ref) : await deps.settings.read();
   await deps.uploadRate.check(ref, limits.retention_max_uploads_per_hour, deps.clock.now());

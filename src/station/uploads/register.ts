@@ -2,7 +2,7 @@ import { unusualReason } from '../services/snapshot-index.ts';
 import { timestampMs } from '../services/snapshot-time.ts';
 import { applyRetention } from './retention.ts';
 import { markStored, stagedUploadOf } from './sessions.ts';
-import { jobOf, type SessionRow, type UploadDeps } from './types.ts';
+import { jobKeyOf, type SessionRow, type UploadDeps } from './types.ts';
 
 /**
  * Makes a complete, checked staging area a stored snapshot: moves it into place under its
@@ -18,7 +18,7 @@ export async function registerStaged(
   sha256: string,
   storedAt?: number,
 ): Promise<{ filename: string; unusual: string | null; pruned: string[] }> {
-  const ref = jobOf(row);
+  const ref = jobKeyOf(row);
   const previous = await deps.index.newest(ref);
   const stored = await deps.store.complete(stagedUploadOf(row));
   const now = deps.clock.now();

@@ -1,6 +1,6 @@
 import { nameCandidates, snapshotFileName } from '../storage/names.ts';
 import { liveSessionsOf, stagedUploadOf } from './sessions.ts';
-import type { JobOf, UploadDeps } from './types.ts';
+import type { JobKey, UploadDeps } from './types.ts';
 
 /**
  * The name a new upload will be stored under, chosen at initiation: `<job>__<time>__<fp8>`,
@@ -10,7 +10,7 @@ import type { JobOf, UploadDeps } from './types.ts';
  */
 export async function reserveName(
   deps: UploadDeps,
-  ref: JobOf,
+  ref: JobKey,
   meta: { timestamp: string; fingerprint: string },
   ignore: ReadonlySet<string>,
 ): Promise<string> {

@@ -1,7 +1,7 @@
 import { AppError } from '../../core/errors.ts';
 import { logger } from '../../core/log.ts';
 import { planRetention } from '../retention/plan.ts';
-import type { JobOf, UploadDeps } from './types.ts';
+import type { JobKey, UploadDeps } from './types.ts';
 
 const log = logger.child({ mod: 'station/retention' });
 
@@ -12,7 +12,7 @@ const log = logger.child({ mod: 'station/retention' });
  */
 export async function applyRetention(
   deps: Pick<UploadDeps, 'settings' | 'index' | 'store' | 'clock' | 'jobRetention'>,
-  ref: JobOf,
+  ref: JobKey,
   justStored: string,
 ): Promise<string[]> {
   const policy = deps.jobRetention ? await deps.jobRetention.effective(ref) : await deps.settings.read();

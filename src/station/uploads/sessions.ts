@@ -4,14 +4,14 @@ import { uploadSessions } from '../db/station-tables.ts';
 import type { StationTokenRow } from '../services/station-tokens.ts';
 import { snapshotFileName } from '../storage/names.ts';
 import type { StagedUpload } from '../storage/storage.ts';
-import { type JobOf, jobOf, type SessionRow, type UploadDeps } from './types.ts';
+import { type JobKey, jobKeyOf, type SessionRow, type UploadDeps } from './types.ts';
 
 /** The upload's staging area as the store knows it (sessions older than 0006 had no reserved name). */
 export function stagedUploadOf(row: SessionRow): StagedUpload {
   return {
     uploadId: row.uploadId,
     target: {
-      ...jobOf(row),
+      ...jobKeyOf(row),
       filename: row.targetName ?? snapshotFileName(row.jobName, row.timestamp, row.fingerprint),
     },
     sizeBytes: row.archiveSizeBytes,
@@ -33,7 +33,7 @@ export async function sessionOf(
 }
 
 /** Unfinished sessions of one Scout instance and job. */
-export function liveSessionsOf(deps: UploadDeps, ref: JobOf): Promise<SessionRow[]> {
+export function liveSessionsOf(deps: UploadDeps, ref: JobKey): Promise<SessionRow[]> {
   return deps.db
     .select()
     .from(uploadSessions)

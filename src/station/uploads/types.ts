@@ -4,12 +4,13 @@ import type { UploadAcceptance } from '../../core/settings/upload-acceptance.ts'
 import type { InitiateRequest } from '../../shared/protocol/uploads.ts';
 import type { StationDb } from '../db/open.ts';
 import type { uploadSessions } from '../db/station-tables.ts';
+import type { JobKey } from '../job-key.ts';
 import type { JobRetention } from '../retention/job-overrides.ts';
 import type { UploadRate } from '../retention/upload-rate.ts';
 import type { SnapshotIndex } from '../services/snapshot-index.ts';
 import type { StationSettingsService } from '../services/station-settings.ts';
 import type { StationTokens } from '../services/station-tokens.ts';
-import type { SnapshotStorage } from '../storage/storage.ts';
+import type { SnapshotStore } from '../storage/storage.ts';
 import type { UploadLock } from './upload-lock.ts';
 
 /** An upload that received no bytes this long is abandoned: its staged bytes are removed. */
@@ -39,7 +40,7 @@ export interface UploadEvents {
 /** What the upload services work with; `clock` defaults to the Station's clock. */
 export interface UploadDeps {
   db: StationDb;
-  store: SnapshotStorage;
+  store: SnapshotStore;
   index: SnapshotIndex;
   tokens: StationTokens;
   settings: StationSettingsService;
@@ -55,13 +56,9 @@ export interface UploadDeps {
   uploadRate?: UploadRate | undefined;
 }
 
-export interface JobOf {
-  scoutId: string;
-  instanceId: string;
-  jobName: string;
-}
+export type { JobKey } from '../job-key.ts';
 
-export const jobOf = (row: SessionRow): JobOf => ({
+export const jobKeyOf = (row: SessionRow): JobKey => ({
   scoutId: row.scoutId,
   instanceId: row.scoutInstanceId,
   jobName: row.jobName,

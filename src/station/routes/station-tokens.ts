@@ -41,7 +41,7 @@ function checkTtl(ttl: number): number {
 }
 
 /** Station tokens (legacy route names `/api/credentials`). */
-export function credentialRoutes(station: StationServices) {
+export function stationTokenRoutes(station: StationServices) {
   const app = new Hono<AppEnv>();
   app.use('*', adminOnly('manage'));
 
