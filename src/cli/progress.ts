@@ -1,3 +1,4 @@
+import { formatBytes } from '../shared/byte-sizes.ts';
 /**
  * A progress bar on a terminal's stderr (redrawn in place); otherwise plain lines every 10%
  * on stdout, so a failure still leaves exactly one line on stderr.
@@ -7,7 +8,6 @@ export function createProgress(label: string) {
   let lastPercent = -1;
   let lastDraw = 0;
   const started = performance.now();
-  const mib = (n: number) => `${(n / 1024 / 1024).toFixed(1)} MiB`;
   /** Time left at the rate so far (after a second, so the first reads do not set it). */
   const eta = (done: number, total: number) => {
     const seconds = (performance.now() - started) / 1000;
@@ -25,11 +25,13 @@ export function createProgress(label: string) {
         const width = 30;
         const filled = Math.round((percent / 100) * width);
         stream.write(
-          `\r${label} [${'#'.repeat(filled)}${'.'.repeat(width - filled)}] ${percent}% ${mib(done)}${total ? ` / ${mib(total)}` : ''}${eta(done, total)}\x1b[K`,
+          `\r${label} [${'#'.repeat(filled)}${'.'.repeat(width - filled)}] ${percent}% ${formatBytes(done)}${total ? ` / ${formatBytes(total)}` : ''}${eta(done, total)}\x1b[K`,
         );
       } else if (total > 0 && percent >= lastPercent + 10) {
         lastPercent = percent - (percent % 10);
-        stream.write(`${label}: ${lastPercent}% (${mib(done)} of ${mib(total)}${eta(done, total)})\n`);
+        stream.write(
+          `${label}: ${lastPercent}% (${formatBytes(done)} of ${formatBytes(total)}${eta(done, total)})\n`,
+        );
       }
     },
     done() {

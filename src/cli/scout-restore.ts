@@ -12,6 +12,7 @@ import { restoreArchive } from '../scout/restore/restorer.ts';
 import { listSnapshotEntries } from '../scout/restore/snapshot-entries.ts';
 import { defaultScoutId } from '../scout/services/scout-settings.ts';
 import { createStationClient, StationError } from '../scout/upload/station-client.ts';
+import { formatBytes } from '../shared/byte-sizes.ts';
 import { isNamespaceComponent, NAMESPACE_RULE } from '../shared/namespace.ts';
 import { FINGERPRINT_RULE, isFingerprint } from '../shared/protocol/fields.ts';
 import type { ListedJob, ListedSnapshot } from '../shared/protocol/recovery.ts';
@@ -105,17 +106,6 @@ function stationTarget(flags: RestoreFlags, dataDir: string | undefined) {
   };
 }
 
-function formatSize(bytes: number): string {
-  const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];
-  let value = bytes;
-  let unit = 0;
-  while (value >= 1024 && unit < units.length - 1) {
-    value /= 1024;
-    unit += 1;
-  }
-  return `${value.toFixed(unit === 0 ? 0 : 1)} ${units[unit]}`;
-}
-
 /** `--list` without `--job`: the instance's jobs on the Station, one a line. */
 async function listJobs(flags: RestoreFlags, dataDir: string | undefined): Promise<void> {
   const { client, scoutId, instanceId } = stationTarget(flags, dataDir);
@@ -132,7 +122,7 @@ async function listJobs(flags: RestoreFlags, dataDir: string | undefined): Promi
   for (const j of jobs) {
     const count = `${j.snapshot_count} snapshot${j.snapshot_count === 1 ? '' : 's'}`;
     process.stdout.write(
-      `${j.job_name}  ${count}, newest ${j.newest_timestamp} (${formatSize(j.newest_size_bytes)})\n`,
+      `${j.job_name}  ${count}, newest ${j.newest_timestamp} (${formatBytes(j.newest_size_bytes)})\n`,
     );
   }
   process.stderr.write("list a job's snapshots with --list --job NAME\n");
@@ -170,7 +160,7 @@ async function listSnapshots(flags: RestoreFlags, job: string, dataDir: string |
   for (const s of snapshots) {
     const fingerprint = s.fingerprint ? s.fingerprint.slice(0, 8) : '-';
     process.stdout.write(
-      `${s.timestamp}  ${formatSize(s.size_bytes).padStart(10)}  ${fingerprint.padEnd(8)}  ${s.filename}\n`,
+      `${s.timestamp}  ${formatBytes(s.size_bytes).padStart(10)}  ${fingerprint.padEnd(8)}  ${s.filename}\n`,
     );
   }
   process.stderr.write('restore one of them with --file FILENAME\n');
@@ -254,13 +244,13 @@ export async function scoutRestore(flags: RestoreFlags): Promise<void> {
     for (const path of plan.replace) process.stdout.write(`replace ${path}\n`);
     for (const path of plan.unchanged) process.stdout.write(`unchanged ${path}\n`);
     process.stdout.write(
-      `${snapshot}: would add ${plan.add.length} and replace ${plan.replace.length} files (${formatSize(plan.bytes)}) in ${dest}; ${plan.unchanged.length} unchanged\n`,
+      `${snapshot}: would add ${plan.add.length} and replace ${plan.replace.length} files (${formatBytes(plan.bytes)}) in ${dest}; ${plan.unchanged.length} unchanged\n`,
     );
     if (problems > 0) throw new RestoredWithProblems(`a restore would leave out or change ${withProblems}`);
     return;
   }
   process.stdout.write(
-    `restored ${snapshot} into ${dest}: ${plan.add.length} added, ${plan.replace.length} replaced, ${plan.unchanged.length} unchanged, ${formatSize(plan.bytes)}\n`,
+    `restored ${snapshot} into ${dest}: ${plan.add.length} added, ${plan.replace.length} replaced, ${plan.unchanged.length} unchanged, ${formatBytes(plan.bytes)}\n`,
   );
   if (problems > 0) {
     throw new RestoredWithProblems(
@@ -282,7 +272,7 @@ async function listFiles(snapshot: string, source: Readable, keys: ScoutKey[], s
           files += 1;
           bytes += entry.size;
         }
-        const shownSize = entry.kind === 'file' ? formatSize(entry.size) : entry.kind;
+        const shownSize = entry.kind === 'file' ? formatBytes(entry.size) : entry.kind;
         process.stdout.write(`${shownSize.padStart(10)}  ${entry.path}\n`);
       },
     );
@@ -292,7 +282,7 @@ async function listFiles(snapshot: string, source: Readable, keys: ScoutKey[], s
     progress.done();
   }
   process.stderr.write(
-    `${snapshot}: ${files} files, ${formatSize(bytes)}; restore some with --path PATH (repeatable)\n`,
+    `${snapshot}: ${files} files, ${formatBytes(bytes)}; restore some with --path PATH (repeatable)\n`,
   );
 }
 

@@ -2,6 +2,7 @@ import { eq } from 'drizzle-orm';
 import { ConfigError, loadStationConfig, type ServeFlags } from '../core/config.ts';
 import { lockDataDir } from '../core/data-dir-lock.ts';
 import { describeS3, parseS3Config } from '../core/s3-config.ts';
+import { formatBytes } from '../shared/byte-sizes.ts';
 import { openStationDatabase } from '../station/db/open.ts';
 import { snapshots } from '../station/db/station-tables.ts';
 import { type CopyOutcome, copySnapshot, type IndexedSnapshot } from '../station/storage/copy-snapshot.ts';
@@ -12,9 +13,6 @@ import type { SnapshotStore } from '../station/storage/storage.ts';
 export interface MoveStorageFlags extends ServeFlags {
   to: string;
 }
-
-const MIB = 1024 * 1024;
-const mib = (bytes: number) => `${(bytes / MIB).toFixed(1)} MiB`;
 
 /**
  * `backupd station move-storage --to s3://BUCKET[/PREFIX]`: copies every indexed snapshot of
@@ -89,18 +87,18 @@ async function copyAll(
     const position = `[${i + 1}/${indexed.length}]`;
     if (outcome.status === 'failed') out(`${position} FAILED ${name}: ${outcome.problem}`);
     else if (outcome.status === 'already_there')
-      out(`${position} already there ${name} (${mib(outcome.bytes)})`);
+      out(`${position} already there ${name} (${formatBytes(outcome.bytes)})`);
     else {
       totals.bytes += outcome.bytes;
       const seconds = (performance.now() - t) / 1000;
       out(
-        `${position} copied ${name} (${mib(outcome.bytes)}, ${mib(outcome.bytes / Math.max(seconds, 0.001))}/s)`,
+        `${position} copied ${name} (${formatBytes(outcome.bytes)}, ${formatBytes(outcome.bytes / Math.max(seconds, 0.001))}/s)`,
       );
     }
   }
   const seconds = (performance.now() - started) / 1000;
   out(
-    `${totals.copied} copied (${mib(totals.bytes)} in ${seconds.toFixed(1)} s), ${totals.already_there} already there, ${totals.failed} failed, into ${where}`,
+    `${totals.copied} copied (${formatBytes(totals.bytes)} in ${seconds.toFixed(1)} s), ${totals.already_there} already there, ${totals.failed} failed, into ${where}`,
   );
   if (totals.failed === 0) {
     out(

@@ -199,7 +199,7 @@ describe('backupd scout restore', { skip }, () => {
     assert.equal(jobs.code, 0, jobs.stderr);
     assert.match(
       jobs.stdout,
-      new RegExp(`^${JOB}  1 snapshot, newest \\d{4}-.* \\(\\d+(\\.\\d)? (B|KiB)\\)$`, 'm'),
+      new RegExp(`^${JOB}  1 snapshot, newest \\d{4}-.* \\(\\d+(\\.\\d+)? (B|KiB)\\)$`, 'm'),
     );
     const unknown = await runBackupd(
       ['scout', 'restore', '--list', '--job', 'no-such-job', '--data-dir', scout.dataDir],

@@ -67,7 +67,7 @@ onCeph('station move-storage', (ceph) => {
     assert.equal(first.code, 0, first.stderr);
     assert.match(
       first.stdout,
-      /^3 copied \(.* MiB in .* s\), 0 already there, 0 failed, into s3:\/\/moved\/site-a\/$/m,
+      /^3 copied \(.* (B|KiB|MiB) in .* s\), 0 already there, 0 failed, into s3:\/\/moved\/site-a\/$/m,
     );
     assert.match(first.stdout, /\[3\/3\] copied /);
 

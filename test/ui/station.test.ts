@@ -140,7 +140,7 @@ describe('Station dashboard', { skip }, () => {
     await row.waitFor();
     assert.match(
       await row.innerText(),
-      /Unusual\s+3\.9 KiB is more than double the previous snapshot \(1\.2 KiB\)/,
+      /Unusual\s+3\.91 KiB is more than double the previous snapshot \(1\.17 KiB\)/,
     );
     assert.equal(await documents.getByTestId('job-health').innerText(), 'Unusual');
     assert.match((await documents.getByTestId('job-health').getAttribute('title')) ?? '', /more than double/);

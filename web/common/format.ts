@@ -1,17 +1,8 @@
 /** Numbers and times as people read them: sizes in binary units, times local and relative. */
 
-const UNITS = ['B', 'KiB', 'MiB', 'GiB', 'TiB', 'PiB'];
+import { formatBytes } from '../../src/shared/byte-sizes.ts';
 
-export function formatBytes(bytes: number | null | undefined): string {
-  if (bytes === null || bytes === undefined || !Number.isFinite(bytes)) return '—';
-  let value = bytes;
-  let unit = 0;
-  while (Math.abs(value) >= 1024 && unit < UNITS.length - 1) {
-    value /= 1024;
-    unit += 1;
-  }
-  return `${unit === 0 ? value : value.toFixed(value < 10 ? 2 : 1)} ${UNITS[unit]}`;
-}
+export { formatBytes };
 
 export function formatRate(bytesPerSecond: number | null | undefined): string {
   if (!bytesPerSecond) return '—';

@@ -5,32 +5,22 @@ import { logger } from '../../core/log.ts';
 import type { Notifier } from '../../core/notify/ntfy.ts';
 import { DRILL_ERROR_MAX } from '../../shared/protocol/drills.ts';
 import type { ListedSnapshot } from '../../shared/protocol/recovery.ts';
-import { AgeError } from '../archive/age.ts';
 import type { DiscoveredJob } from '../jobs/discovery.ts';
 import type { KeyStore } from '../keys/key-store.ts';
-import { UnsafeEntryError } from '../restore/safe-tree.ts';
-import { TarError } from '../restore/tar-reader.ts';
+import { snapshotFailure } from '../restore/snapshot-failure.ts';
 import type { OperationContext, Runner } from '../schedule/runner.ts';
 import type { JobCatalog } from '../services/job-catalog.ts';
 import type { ScoutSettingsService } from '../services/scout-settings.ts';
 import type { DrillOutcome, JobStates } from '../state/job-states.ts';
 import { createStationClient, StationError } from '../upload/station-client.ts';
-import { stationFailure, stationNotConfigured } from '../upload/station-errors.ts';
+import { stationNotConfigured } from '../upload/station-errors.ts';
 import { readSnapshot } from './read-snapshot.ts';
 
 const log = logger.child({ mod: 'scout/drill' });
 
-/** Why a drill failed, in words that say what it means for the snapshot. */
-function drillError(error: unknown): string {
-  const message = (error as Error).message ?? String(error);
-  if (error instanceof StationError) return stationFailure(error).message;
-  if (error instanceof AgeError)
-    return `cannot decrypt the snapshot (${message}): it is damaged or was made with a key this Scout no longer has`;
-  if (error instanceof TarError || error instanceof UnsafeEntryError)
-    return `the snapshot is damaged: ${message}`;
-  if ((error as NodeJS.ErrnoException).code?.startsWith('ERR_ZSTD') || /zstd|decompress/i.test(message))
-    return `the snapshot is damaged (zstd: ${message})`;
-  return message;
+/** Why a drill failed, in the words a restore of the snapshot would answer (snapshot-failure.ts). */
+export function drillError(error: unknown): string {
+  return snapshotFailure(error)?.message ?? (error instanceof Error ? error.message : String(error));
 }
 
 /**

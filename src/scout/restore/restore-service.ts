@@ -1,4 +1,4 @@
-import { badRequest, conflict, notFound } from '../../core/errors.ts';
+import { badRequest, notFound } from '../../core/errors.ts';
 import type { Notifier } from '../../core/notify/ntfy.ts';
 import {
   FINGERPRINT_RULE,
@@ -12,18 +12,17 @@ import {
   type RestoreProblemView,
   type SnapshotChoice,
 } from '../../shared/protocol/recovery.ts';
-import { AgeError } from '../archive/age.ts';
 import type { ScoutKey } from '../archive/x25519.ts';
 import type { KeyStore } from '../keys/key-store.ts';
 import type { OperationContext, Runner } from '../schedule/runner.ts';
 import type { JobCatalog } from '../services/job-catalog.ts';
 import type { ScoutSettingsService } from '../services/scout-settings.ts';
-import { createStationClient, StationError } from '../upload/station-client.ts';
-import { stationAppError, stationNotConfigured } from '../upload/station-errors.ts';
+import { createStationClient } from '../upload/station-client.ts';
+import { stationNotConfigured } from '../upload/station-errors.ts';
 import { chosenPaths, destinationFolder, SelectionError } from './restore-selection.ts';
 import { type RestorePlan, restoreArchive, UnsafeEntryError } from './restorer.ts';
 import { assertDestination } from './safe-tree.ts';
-import { TarError } from './tar-reader.ts';
+import { snapshotFailure } from './snapshot-failure.ts';
 
 export type { ListedSnapshot, SnapshotChoice };
 
@@ -58,19 +57,9 @@ function restoreTarget(choice: RestoreChoice, jobFolder: string, scanRoot: strin
   return { dest, within, paths };
 }
 
-/** Turns what can go wrong in a restore into an answer that says what to do. */
+/** Turns what can go wrong in a restore into an answer that says what to do (snapshot-failure.ts). */
 export function restoreFailure(error: unknown): unknown {
-  if (error instanceof StationError) return stationAppError(error);
-  if (error instanceof AgeError) {
-    return conflict(
-      `cannot decrypt the snapshot: ${error.message}; it needs the Scout key it was made with`,
-      'cannot_decrypt',
-    );
-  }
-  if (error instanceof UnsafeEntryError) return conflict(`restore refused: ${error.message}`, 'unsafe_entry');
-  if (error instanceof TarError)
-    return conflict(`the snapshot is damaged: ${error.message}`, 'snapshot_damaged');
-  return error;
+  return snapshotFailure(error) ?? error;
 }
 
 /** A restore's problems in an answer: the count and the first ANSWERED_PROBLEMS. */

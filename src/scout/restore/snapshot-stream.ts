@@ -6,6 +6,15 @@ import { byteCounter } from '../archive/byte-counter.ts';
 import type { ScoutKey } from '../archive/x25519.ts';
 import { zstdFrameCutter } from './zstd-frames.ts';
 
+/** zstd refused the decrypted bytes (not zstd, a broken frame, cut short): the snapshot is damaged. */
+export class ZstdError extends Error {
+  override name = 'ZstdError';
+}
+
+/** An error of Node's zlib binding (zstd's `ZSTD_error_*`, or `Z_BUF_ERROR` at a cut-off end). */
+const fromZlib = (error: unknown): error is NodeJS.ErrnoException =>
+  error instanceof Error && /^(ZSTD_error|Z_)/.test(String((error as NodeJS.ErrnoException).code));
+
 /**
  * An encrypted snapshot as its tar stream: source → byte count → age → zstd. Errors of the
  * decrypting stages reach the tar reader through `tar`; `plumbing` settles with the error
@@ -28,8 +37,9 @@ export function snapshotTarStream(options: {
     createZstdDecompress({ chunkSize: 1024 * 1024, highWaterMark: 4 * 1024 * 1024 } as ZstdOptions),
     tar,
   ).catch((error: unknown) => {
-    tar.destroy(error as Error);
-    return error;
+    const failure = fromZlib(error) ? new ZstdError(`zstd: ${error.message}`, { cause: error }) : error;
+    tar.destroy(failure as Error);
+    return failure;
   });
   return { tar, plumbing };
 }
@@ -47,8 +57,9 @@ export async function readSnapshotTar(
     await read(tar);
   } catch (error) {
     options.source.destroy();
-    await plumbing;
-    throw error;
+    const failure = await plumbing;
+    // The pipeline destroys `tar` with zstd's own error before it is wrapped as a ZstdError.
+    throw failure instanceof ZstdError && failure.cause === error ? failure : error;
   }
   const failure = await plumbing;
   if (failure) throw failure;

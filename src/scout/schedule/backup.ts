@@ -6,6 +6,7 @@ import type { Hooks } from '../../core/hooks/hooks.ts';
 import { logger } from '../../core/log.ts';
 import type { Notifier } from '../../core/notify/ntfy.ts';
 import type { ErrorCode } from '../../shared/protocol/error-codes.ts';
+import { utcSecond } from '../../shared/protocol/fields.ts';
 import { parseSnapshotName } from '../../shared/protocol/snapshot-names.ts';
 import { writeArchive } from '../archive/pipeline.ts';
 import type { ArchiveSkip } from '../archive/tar-writer.ts';
@@ -46,9 +47,6 @@ export function freshSnapshotDue(lastStoredAs: string | null, everyDays: number,
   const takenAt = parseSnapshotName(lastStoredAs)?.takenAt ?? null;
   return takenAt !== null && now - takenAt >= everyDays * DAY_MS;
 }
-
-/** `YYYY-MM-DDTHH:MM:SSZ` */
-const utcStamp = (ms: number) => new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
 
 /** The backup cycle: per job, fingerprint → unchanged, or archive (or reuse the staged one) → upload. */
 export function createBackup(deps: {
@@ -148,7 +146,7 @@ export function createBackup(deps: {
         ? { change_fingerprint: jobFingerprint(without(incomplete ? result.skipped : leftOut), { mtimes }) }
         : {}),
       skipped,
-      timestamp: utcStamp(now),
+      timestamp: utcSecond(now),
       idempotency_key: `${deps.instanceId}-${config.job_name}-${result.sha256.slice(0, 16)}-${now}`,
       key_fingerprint: key.fingerprint,
     };

@@ -27,10 +27,13 @@ export const isSnapshotFilename = (value: string): boolean =>
 export const TIMESTAMP_RULE = 'UTC in the form YYYY-MM-DDTHH:MM:SSZ';
 export function isUtcSecond(value: string): boolean {
   if (!/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$/.test(value)) return false;
-  const date = new Date(value);
-  return !Number.isNaN(date.getTime()) && date.toISOString().replace('.000Z', 'Z') === value;
+  const ms = Date.parse(value);
+  return !Number.isNaN(ms) && utcSecond(ms) === value;
 }
-/** The protocol's form of a moment: `YYYY-MM-DDTHH:MM:SSZ`. */
+/**
+ * The protocol's form of a moment, `YYYY-MM-DDTHH:MM:SSZ` (a snapshot's `timestamp`, the time
+ * in its stored name): the one place it is written.
+ */
 export const utcSecond = (ms: number): string => new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
 
 const IDEMPOTENCY_KEY = /^[A-Za-z0-9._:-]{1,200}$/;

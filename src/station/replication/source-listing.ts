@@ -1,6 +1,6 @@
 import { z } from 'zod';
+import { utcSecond } from '../../shared/protocol/fields.ts';
 import type { InstanceRow, SnapshotRow } from '../services/snapshot-index.ts';
-import { formatTimestamp } from '../services/snapshot-time.ts';
 
 /** Where a primary answers its replicas (scope `replicate`, src/station/routes/replication-source.ts). */
 export const SOURCE_PATHS = {
@@ -56,7 +56,7 @@ export function sourceListing(instances: InstanceRow[], rows: SnapshotRow[]): So
         sha256: row.sha256,
         fingerprint: row.fingerprint,
         key_fingerprint: row.keyFingerprint,
-        timestamp: formatTimestamp(row.takenAt),
+        timestamp: utcSecond(row.takenAt),
         stored_at: new Date(row.storedAt).toISOString(),
       })),
   };

@@ -1,9 +1,9 @@
 import { notFound } from '../../core/errors.ts';
+import { utcSecond } from '../../shared/protocol/fields.ts';
 import type { JobList } from '../../shared/protocol/recovery.ts';
 import { checkComponent, checkFilename } from '../storage/keys.ts';
 import type { SnapshotStore } from '../storage/storage.ts';
 import type { JobKey, SnapshotIndex, SnapshotRow } from './snapshot-index.ts';
-import { formatTimestamp } from './snapshot-time.ts';
 import { checkJobRef } from './snapshots.ts';
 import type { StationTokenRow, StationTokens } from './station-tokens.ts';
 
@@ -48,7 +48,7 @@ export function createRecovery(deps: { tokens: StationTokens; index: SnapshotInd
         return {
           job_name: jobName,
           snapshot_count: rows.length,
-          newest_timestamp: formatTimestamp(newest.takenAt),
+          newest_timestamp: utcSecond(newest.takenAt),
           newest_size_bytes: newest.sizeBytes,
         };
       });
@@ -61,7 +61,7 @@ export function createRecovery(deps: { tokens: StationTokens; index: SnapshotInd
       return {
         snapshots: rows.map((row) => ({
           filename: row.filename,
-          timestamp: formatTimestamp(row.takenAt),
+          timestamp: utcSecond(row.takenAt),
           size_bytes: row.sizeBytes,
           fingerprint: row.fingerprint,
         })),

@@ -1,5 +1,6 @@
 import { and, desc, eq, sql } from 'drizzle-orm';
 import { settings } from '../../core/db/core-tables.pg.ts';
+import { formatBytes } from '../../shared/byte-sizes.ts';
 import type { StationDb } from '../db/open.ts';
 import { instances, snapshots } from '../db/station-tables.ts';
 import type { JobKey } from '../job-key.ts';
@@ -25,17 +26,6 @@ const sameJob = (ref: JobKey) =>
     eq(snapshots.scoutInstanceId, ref.instanceId),
     eq(snapshots.jobName, ref.jobName),
   );
-
-function formatBytes(n: number): string {
-  const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];
-  let value = n;
-  let unit = 0;
-  while (value >= 1024 && unit < units.length - 1) {
-    value /= 1024;
-    unit += 1;
-  }
-  return `${value.toFixed(unit === 0 ? 0 : 1)} ${units[unit]}`;
-}
 
 /**
  * Why a new snapshot looks wrong next to the previous one of its job, or null. Unusual:

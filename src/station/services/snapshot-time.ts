@@ -1,5 +1,6 @@
 import { clock, DAY_MS } from '../../core/clock.ts';
 import { badRequest } from '../../core/errors.ts';
+import { utcSecond } from '../../shared/protocol/fields.ts';
 import { parseSnapshotName } from '../../shared/protocol/snapshot-names.ts';
 
 /** How far ahead of the Station's clock a snapshot's `timestamp` may lie (clock skew). */
@@ -10,11 +11,6 @@ export function timestampMs(timestamp: string): number {
   return Date.parse(timestamp);
 }
 
-/** The wire form of a snapshot's time: `YYYY-MM-DDTHH:MM:SSZ`. */
-export function formatTimestamp(ms: number): string {
-  return new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
-}
-
 /**
  * Refuses a snapshot time too far in the future: a Scout whose clock runs ahead (or a
  * compromised one) would otherwise make its snapshot "latest" and push out real history.
@@ -23,7 +19,7 @@ export function checkNotAhead(timestamp: string, now = clock.now()): void {
   const ms = timestampMs(timestamp);
   if (ms - now > MAX_AHEAD_MS) {
     throw badRequest(
-      `timestamp ${timestamp} is more than 24 hours ahead of the Station's clock (${formatTimestamp(now)}); check the Scout's clock`,
+      `timestamp ${timestamp} is more than 24 hours ahead of the Station's clock (${utcSecond(now)}); check the Scout's clock`,
     );
   }
 }

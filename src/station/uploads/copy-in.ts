@@ -2,8 +2,8 @@ import type { Readable } from 'node:stream';
 import { eq } from 'drizzle-orm';
 import { newId } from '../../core/auth/secrets.ts';
 import { AppError } from '../../core/errors.ts';
+import { utcSecond } from '../../shared/protocol/fields.ts';
 import { uploadSessions } from '../db/station-tables.ts';
-import { formatTimestamp } from '../services/snapshot-time.ts';
 import { registerStaged } from './register.ts';
 import { stagedUploadOf } from './sessions.ts';
 import type { SessionRow, UploadDeps } from './types.ts';
@@ -55,7 +55,7 @@ export function createCopyIn(deps: UploadDeps) {
       scoutInstanceId: source.instanceId,
       jobName: source.jobName,
       fingerprint: source.fingerprint,
-      timestamp: formatTimestamp(source.takenAt),
+      timestamp: utcSecond(source.takenAt),
       archiveSizeBytes: source.sizeBytes,
       archiveSha256: source.sha256,
       keyFingerprint: source.keyFingerprint,
