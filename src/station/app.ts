@@ -12,6 +12,7 @@ import { openStationDatabase } from './db/open.ts';
 import { replicationMetrics } from './replication/replication-metrics.ts';
 import { drillRoutes } from './routes/drills.ts';
 import { healthRoutes } from './routes/health.ts';
+import { jobRoutes } from './routes/jobs.ts';
 import { overviewRoutes } from './routes/overview.ts';
 import { recoveryRoutes } from './routes/recovery.ts';
 import { replicaTokensConfined } from './routes/replica-token-guard.ts';
@@ -84,6 +85,7 @@ export async function startStation(config: StationConfig): Promise<RunningRole> 
     app.use(`${BACKUP_ROOTS.uploads}/:uploadId/finalize`, metrics.countFinalize);
     app.route('/api', overviewRoutes(station));
     app.route('/api', settingsRoutes(station));
+    app.route('/api', jobRoutes(station));
     app.route('/api', snapshotRoutes(station));
     app.route('/api', verifyRoutes(station));
     app.route('/api', retentionRoutes(station));

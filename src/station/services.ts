@@ -11,6 +11,7 @@ import { createRetentionPreview } from './retention/preview.ts';
 import { createRefusalTally } from './retention/refusal-tally.ts';
 import { createUploadRate } from './retention/upload-rate.ts';
 import { createDrills } from './services/drills.ts';
+import { createJobSummaries } from './services/job-summaries.ts';
 import { createLeases } from './services/leases.ts';
 import { createRateWindows } from './services/rate-windows.ts';
 import { createRecovery } from './services/recovery.ts';
@@ -71,6 +72,7 @@ export function createStationServices(config: StationConfig, core: Core, storage
     refusals,
     retention: createRetentionPreview({ index, jobRetention, settings, clock }),
     snapshots: createSnapshots({ index, store }),
+    jobs: createJobSummaries({ db, index }),
     recovery: createRecovery({ tokens, index, store }),
     drills: createDrills({ db, tokens, index, windows: core.windows, notifier: integrations.notifier }),
     restoreRequests: createRestoreRequests({

@@ -168,6 +168,15 @@ export function createSnapshotIndex(db: StationDb) {
 
     list,
 
+    /** Every row of one job, newest first, files missing included. */
+    async ofJob(ref: JobKey): Promise<SnapshotRow[]> {
+      return db
+        .select()
+        .from(snapshots)
+        .where(sameJob(ref))
+        .orderBy(...newestFirst);
+    },
+
     /** Protects a snapshot from retention and deletion, or lifts that; false when there is none. */
     async setProtected(ref: JobKey, filename: string, value: boolean): Promise<boolean> {
       const changed = await db

@@ -6,7 +6,8 @@ import type { JobKey, SnapshotIndex, SnapshotRow } from './snapshot-index.ts';
 
 const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
 
-function snapshotView(row: SnapshotRow) {
+/** A snapshot as the overview and a job's listing show it. */
+export function snapshotView(row: SnapshotRow) {
   return {
     name: row.filename,
     size_bytes: row.sizeBytes,
