@@ -1,7 +1,7 @@
 /**
  * `GET /api/jobs`: the Station's jobs one page at a time, each with its health, and
  * `GET /api/jobs/{scout_id}/{scout_instance_id}/{job_name}/snapshots`: one job's snapshots on
- * demand (docs/api.md, "Jobs"). The dashboard reads these instead of the whole `/api/overview`.
+ * demand (docs/api-jobs.md). The dashboard reads these instead of the whole `/api/overview`.
  */
 import { z } from 'zod';
 import type { DrillOutcome } from './drills.ts';
