@@ -5,9 +5,10 @@ import { Transform, type TransformCallback } from 'node:stream';
  *
  * Node's zstd decompressor (nodejs/node#64741, open) drops the rest of a write when a frame
  * ends inside it while its output buffer still has room: the next bytes it sees are then the
- * middle of a frame ("Unknown frame descriptor"). Our archives are many 2 MiB frames, so a
- * restore failed whenever a frame's end fell that way (seen on the 1 GiB bench snapshot, at
- * frame 72 of 551, while `zstd -d` read it fine). The bytes pass through unchanged; only the
+ * middle of a frame ("Unknown frame descriptor"). Our archives are many frames (one per MiB of
+ * tar, src/scout/archive/pipeline.ts), so a restore failed whenever a frame's end fell that way
+ * (seen on the 1 GiB bench snapshot, then made of 2 MiB frames, at frame 72 of 551, while
+ * `zstd -d` read it fine). The bytes pass through unchanged; only the
  * chunk boundaries move. Unknown data passes through as it is, for zstd to reject.
  */
 export function zstdFrameCutter(): Transform {

@@ -65,9 +65,6 @@ export function stationFailure(
   };
 }
 
-/** A job's `last_error` sentence for a refused upload. */
-export const describeStationError = (error: StationError): string => stationFailure(error, 'upload').message;
-
 /** The Scout's API answer for a Station refusal: `{detail, code}` with the Scout's code. */
 export function stationAppError(error: StationError): AppError {
   const failure = stationFailure(error);

@@ -42,9 +42,6 @@ export interface UploadTarget {
   advertisedUrl: string | undefined;
 }
 
-/** Kept here for callers that import it with the uploader. */
-export { describeStationError } from './station-errors.ts';
-
 /**
  * Uploads a staged archive: initiation (resuming by idempotency key), chunks from
  * `next_offset` with a chunk size that adapts to the link, finalize. Transient failures
