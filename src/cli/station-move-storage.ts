@@ -1,12 +1,12 @@
-import { eq } from 'drizzle-orm';
 import { ConfigError, loadStationConfig, type ServeFlags } from '../core/config.ts';
 import { lockDataDir } from '../core/data-dir-lock.ts';
 import { describeS3, parseS3Config } from '../core/s3-config.ts';
 import { formatBytes } from '../shared/byte-sizes.ts';
 import { openStationDatabase } from '../station/db/open.ts';
-import { snapshots } from '../station/db/station-tables.ts';
+import { createSnapshotIndex } from '../station/services/snapshot-index.ts';
 import { type CopyOutcome, copySnapshot, type IndexedSnapshot } from '../station/storage/copy-snapshot.ts';
 import { createDiskStore } from '../station/storage/disk-store.ts';
+import { snapshotPath } from '../station/storage/layout.ts';
 import { createS3Store } from '../station/storage/s3-store.ts';
 import type { SnapshotStore } from '../station/storage/storage.ts';
 
@@ -34,17 +34,19 @@ export async function stationMoveStorage(flags: MoveStorageFlags): Promise<void>
       const from = createDiskStore({ backupRoot: config.backupRoot, stagingDir: config.stagingDir });
       const to = createS3Store(target);
       await to.prepare();
-      const rows = await db.stationDb.select().from(snapshots).where(eq(snapshots.missing, false));
-      const indexed: IndexedSnapshot[] = rows.map((row) => ({
-        key: {
-          scoutId: row.scoutId,
-          instanceId: row.scoutInstanceId,
-          jobName: row.jobName,
-          filename: row.filename,
-        },
-        sizeBytes: row.sizeBytes,
-        sha256: row.sha256,
-      }));
+      const rows = await createSnapshotIndex(db.stationDb).all();
+      const indexed: IndexedSnapshot[] = rows
+        .filter((row) => !row.missing)
+        .map((row) => ({
+          key: {
+            scoutId: row.scoutId,
+            instanceId: row.scoutInstanceId,
+            jobName: row.jobName,
+            filename: row.filename,
+          },
+          sizeBytes: row.sizeBytes,
+          sha256: row.sha256,
+        }));
       const failed = await copyAll(from, to, indexed, describeS3(target));
       if (failed > 0)
         throw new Error(`${failed} snapshots were not copied (listed above); fix them and run again`);
@@ -63,11 +65,9 @@ async function copyAll(
   where: string,
 ): Promise<number> {
   const out = (line: string) => process.stdout.write(`${line}\n`);
-  const known = new Set(
-    indexed.map(({ key }) => `${key.scoutId}/${key.instanceId}/${key.jobName}/${key.filename}`),
-  );
+  const known = new Set(indexed.map(({ key }) => snapshotPath(key)));
   for await (const file of from.list()) {
-    const name = `${file.scoutId}/${file.instanceId}/${file.jobName}/${file.filename}`;
+    const name = snapshotPath(file);
     if (!known.has(name))
       out(`skipped ${name}: not in the index (start the Station once to index it, then run again)`);
   }
@@ -75,7 +75,7 @@ async function copyAll(
   const started = performance.now();
   for (const [i, snapshot] of indexed.entries()) {
     const { key } = snapshot;
-    const name = `${key.scoutId}/${key.instanceId}/${key.jobName}/${key.filename}`;
+    const name = snapshotPath(key);
     const t = performance.now();
     let outcome: CopyOutcome;
     try {

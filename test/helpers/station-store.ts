@@ -7,10 +7,12 @@
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { parseS3Config } from '../../src/core/s3-config.ts';
+import { storeWhole } from '../../src/station/storage/copy-snapshot.ts';
 import { createDiskStore } from '../../src/station/storage/disk-store.ts';
 import { createS3Store } from '../../src/station/storage/s3-store.ts';
 import type { SnapshotKey, SnapshotStore } from '../../src/station/storage/storage.ts';
 import { testStorageUrl } from './server.ts';
+import { sha256 } from './uploads.ts';
 
 /** Where a test Station keeps its snapshots: a data dir is enough to find them. */
 export interface StationLike {
@@ -111,14 +113,16 @@ export async function stagingAreas(server: StationLike): Promise<string[]> {
   return ids.sort();
 }
 
-/** Writes a whole snapshot into the Station's store behind its back (as an operator's copy would). */
+/** Writes a whole snapshot into the Station's store behind its back (as move-storage writes one). */
 export async function putSnapshot(
   server: StationLike,
   at: JobAt,
   filename: string,
   data: Buffer,
 ): Promise<void> {
-  await storeOf(server).put(keyOf(at, filename), Readable.from([data]), data.length);
+  const expected = { sizeBytes: data.length, sha256: sha256(data) };
+  const problem = await storeWhole(storeOf(server), keyOf(at, filename), Readable.from([data]), expected);
+  if (problem !== null) throw new Error(problem);
 }
 
 export function removeSnapshot(server: StationLike, at: JobAt, filename: string): Promise<boolean> {

@@ -1,20 +1,21 @@
 // The disk store's own promises beyond the storage conformance suite: the SHA-256 comes from
 // the bytes as they were written (finalize reads nothing again), a restarted Station re-hashes
-// what was staged, a taken name moves on to the next -N, staging on another filesystem (EXDEV)
-// is copied into place, a full staging disk answers 507 and keeps what was written, and no
+// what was staged, a taken name is refused (SnapshotExists; the store never picks another),
+// staging on another filesystem (EXDEV) is copied into place, a full staging disk answers 507 and keeps what was written, and no
 // key reaches outside BACKUP_ROOT.
 
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, linkSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { Readable } from 'node:stream';
 import { after, describe, test } from 'node:test';
 import type { AppError } from '../../src/core/errors.ts';
 import { createDiskStore } from '../../src/station/storage/disk-store.ts';
 import type { StagedUpload } from '../../src/station/storage/storage.ts';
+import { SnapshotExists } from '../../src/station/storage/store-errors.ts';
 
 const sha256 = (data: Uint8Array) => createHash('sha256').update(data).digest('hex');
 const pieces = (data: Buffer, size = 64 * 1024) =>
@@ -95,7 +96,7 @@ describe('disk store', () => {
     assert.equal(await store.stagedSha256(up), sha256(data));
   });
 
-  test('complete: a taken reserved name moves on (-2 → -3); staging on another filesystem is copied', async () => {
+  test('complete: a taken name is SnapshotExists, also across filesystems; a complete that stopped after its link finishes', async () => {
     const shm = existsSync('/dev/shm') ? '/dev/shm' : tmpdir();
     const where = folders(shm);
     const store = createDiskStore(where);
@@ -103,19 +104,36 @@ describe('disk store', () => {
     const taken = upload(3, reserved);
     await store.beginStaging(taken);
     await store.append(taken, 0, pieces(Buffer.from('one')));
-    assert.equal((await store.complete(taken)).filename, reserved);
+    const stored = await store.complete(taken);
+    assert.equal(stored.filename, reserved);
+    assert.equal(stored.sizeBytes, 3);
+    assert.ok(!existsSync(join(where.stagingDir, `${taken.uploadId}.part`)), 'the staged file is gone');
+    const read = await store.read(stored, { start: 1, end: 2 });
+    assert.equal(Buffer.concat(await read.toArray()).toString(), 'ne');
+
     const second = upload(3, reserved);
     await store.beginStaging(second);
     await store.append(second, 0, pieces(Buffer.from('two')));
-    const stored = await store.complete(second);
-    assert.equal(stored.filename, 'job__2026-11-01T00-00-00Z__abcdef01-3.tar.zst');
-    assert.equal(stored.sizeBytes, 3);
-    assert.ok(!existsSync(join(where.stagingDir, `${second.uploadId}.part`)), 'the staged file is gone');
-    const read = await store.read(stored, { start: 1, end: 2 });
-    assert.equal(Buffer.concat(await read.toArray()).toString(), 'wo');
+    await assert.rejects(store.complete(second), SnapshotExists);
+    assert.ok(existsSync(join(where.stagingDir, `${second.uploadId}.part`)), 'the staging area stays');
     const listed = [];
     for await (const file of store.list()) listed.push(file.filename);
-    assert.deepEqual(listed.sort(), [reserved, stored.filename].sort());
+    assert.deepEqual(listed, [reserved], 'no -3, no temporary');
+
+    // Staged on the same filesystem: a Station that stopped between the link and removing the
+    // staged file completes the upload again, and that is not a taken name.
+    const same = folders();
+    const local = createDiskStore(same);
+    const again = upload(5);
+    await local.beginStaging(again);
+    await local.append(again, 0, pieces(Buffer.from('again')));
+    const staged = join(same.stagingDir, `${again.uploadId}.part`);
+    const target = join(same.backupRoot, 'host', 'inst-1', 'job', again.target.filename);
+    mkdirSync(dirname(target), { recursive: true });
+    linkSync(staged, target);
+    assert.equal((await local.complete(again)).filename, again.target.filename);
+    assert.ok(!existsSync(staged));
+    assert.equal(readFileSync(target, 'utf8'), 'again');
   });
 
   test('a full staging disk (a 1 MiB tmpfs): 507, what was written is kept, space comes back on reset', async (t) => {

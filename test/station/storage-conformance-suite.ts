@@ -6,6 +6,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { Readable } from 'node:stream';
 import { before, describe, test } from 'node:test';
 import type { SnapshotKey, SnapshotStore, StagedUpload } from '../../src/station/storage/storage.ts';
+import { SnapshotExists } from '../../src/station/storage/store-errors.ts';
 
 export interface StoreHarness {
   /** A new handle on the same store: a restarted Station, or another Station on the same bytes. */
@@ -200,30 +201,38 @@ export function storageConformanceSuite(label: string, harness: () => Promise<St
       assert.equal(await store.stat(target), null);
     });
 
-    test('a taken name gets -2; nothing is overwritten', async () => {
+    test('a store never chooses a name: complete onto a taken one is SnapshotExists, nothing is overwritten', async () => {
       const target = freshTarget();
       const first = randomBytes(2048);
-      const stored = await store.put(target, body(first), first.length);
+      const stored = await storeWhole(target, first);
       assert.equal(stored.filename, target.filename);
 
+      // A second upload staged under the same name (two initiations that raced, or a file put
+      // there meanwhile): both stores refuse alike, and the staging area stays for the caller.
       const second = randomBytes(4096);
-      const again = await storeWhole(target, second);
-      assert.equal(again.filename, target.filename.replace(/\.tar\.zst$/, '-2.tar.zst'));
-
-      // put onto a taken name: refused (409) or stored under another name, never over it.
-      const third = await store
-        .put(target, body(randomBytes(10)), 10)
-        .catch((error: { status?: number }) => error);
-      if ('status' in third) assert.equal(third.status, 409);
-      else assert.notEqual((third as { filename: string }).filename, target.filename);
+      let upload = await begin(target, second.length);
+      ({ upload } = await append(upload, 0, second));
+      await assert.rejects(store.complete(upload), (error: unknown) => {
+        assert.ok(error instanceof SnapshotExists, `SnapshotExists, not ${String(error)}`);
+        assert.deepEqual(error.key, target);
+        return true;
+      });
       assert.equal(sha256(await readAll(await store.read(target))), sha256(first), 'the first is untouched');
-      assert.equal(sha256(await readAll(await store.read(again))), sha256(second));
+      assert.equal(await store.stagedSha256(upload), sha256(second), 'the staged bytes are still there');
+      await store.abortStaging(upload);
+
+      // The name a caller gives is the one stored, also a -N name (no -2 → -3 by the store).
+      const numbered = { ...target, filename: target.filename.replace(/\.tar\.zst$/, '-2.tar.zst') };
+      assert.equal((await storeWhole(numbered, second)).filename, numbered.filename);
+      const names = [];
+      for await (const file of store.list()) if (file.scoutId === target.scoutId) names.push(file.filename);
+      assert.deepEqual(names.sort(), [target.filename, numbered.filename].sort());
     });
 
     test('range reads, stat, exists, list, remove', async () => {
       const target = freshTarget();
       const data = randomBytes(100_000);
-      await store.put(target, body(data), data.length);
+      await storeWhole(target, data);
       assert.deepEqual(
         await readAll(await store.read(target, { start: 10, end: 19 })),
         data.subarray(10, 20),
@@ -264,7 +273,7 @@ export function storageConformanceSuite(label: string, harness: () => Promise<St
       const target = freshTarget();
       const otherInstance = { ...target, instanceId: 'inst-2' };
       for (const [i, key] of [target, { ...target, jobName: 'other' }, otherInstance].entries()) {
-        await store.put(key, body(randomBytes(100 + i)), 100 + i);
+        await storeWhole(key, randomBytes(100 + i));
       }
       await store.removeInstance(target.scoutId, 'inst-1');
       const left = [];
@@ -280,7 +289,7 @@ export function storageConformanceSuite(label: string, harness: () => Promise<St
       );
       const badName = { ...freshTarget(), filename: 'x/../../y.tar.zst' };
       await assert.rejects(
-        async () => store.put(badName, body(Buffer.alloc(1)), 1),
+        async () => begin(badName, 1),
         (e: { status?: number }) => e.status === 400,
       );
     });

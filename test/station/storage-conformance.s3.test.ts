@@ -14,6 +14,7 @@ import {
 import { parseS3Config } from '../../src/core/s3-config.ts';
 import { parseState } from '../../src/station/storage/s3-multipart.ts';
 import { createS3Store, s3Client } from '../../src/station/storage/s3-store.ts';
+import { StagedOffsetMismatch } from '../../src/station/storage/store-errors.ts';
 import { onCeph } from '../helpers/ceph.ts';
 import { adminClient } from '../helpers/http.ts';
 import { mintStationToken } from '../helpers/scout.ts';
@@ -56,11 +57,11 @@ onCeph('storage conformance (S3 on Ceph)', (ceph) => {
       upload = { ...upload, state: first.state };
       assert.equal(first.stagedBytes, 1024 * 1024);
       assert.equal(await tailObjects(), 1);
-      // The caller checks offsets under the upload's lease; the store refuses a wrong one too.
+      // The caller checks offsets under the upload's lease; the store refuses a wrong one too
+      // (its own error: uploads/store-refusals.ts makes the protocol's offset_mismatch of it).
       await assert.rejects(
         store.append(upload, 0, Readable.from([data.subarray(0, 10)])),
-        (e: { status?: number; detail?: { next_offset?: number } }) =>
-          e.status === 409 && e.detail?.next_offset === 1024 * 1024,
+        (e: unknown) => e instanceof StagedOffsetMismatch && e.nextOffset === 1024 * 1024,
       );
       const rest = await store.append(upload, first.stagedBytes, Readable.from([data.subarray(1024 * 1024)]));
       upload = { ...upload, state: rest.state };
@@ -93,6 +94,27 @@ onCeph('storage conformance (S3 on Ceph)', (ceph) => {
       assert.equal(areas[0]?.target, null);
       await store.abortStaging(areas[0] ?? orphan);
       assert.equal(await tailObjects(), 0);
+    });
+  });
+
+  describe('complete on S3', () => {
+    test('complete again after the bucket completed it (a Station stopped before saving that) stores nothing new and is not a taken name', async () => {
+      const config = await configFor('again');
+      const store = createS3Store(config);
+      const target = {
+        scoutId: 'again',
+        instanceId: 'inst-1',
+        jobName: 'job',
+        filename: 'job__2026-11-25T08-00-00Z__0123abcd.tar.zst',
+      };
+      const data = randomBytes(3000);
+      let upload = { uploadId: 'u1', target, sizeBytes: data.length, state: null as string | null };
+      upload.state = await store.beginStaging(upload);
+      upload = { ...upload, state: (await store.append(upload, 0, Readable.from([data]))).state };
+      assert.equal((await store.complete(upload)).filename, target.filename);
+      const again = await createS3Store(config).complete(upload);
+      assert.equal(again.filename, target.filename);
+      assert.equal(again.sizeBytes, data.length);
     });
   });
 

@@ -6,7 +6,14 @@ import { randomBytes } from 'node:crypto';
 import { statSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
-import { onS3, snapshotExists, storedBytes, storedNames, storedUnder } from '../helpers/station-store.ts';
+import {
+  onS3,
+  putSnapshot,
+  snapshotExists,
+  storedBytes,
+  storedNames,
+  storedUnder,
+} from '../helpers/station-store.ts';
 import {
   type ArchiveMeta,
   archiveMeta,
@@ -275,6 +282,37 @@ export function uploadFlowSuite(label: string, start: StartStation): void {
             `${name} holds its own bytes`,
           );
         }
+      });
+      test('a name taken after initiation reserved it (a file put there by hand): finalize is 409 and overwrites nothing; initiating again reserves -2', async () => {
+        const { credential } = await mint(ctx.admin, {});
+        const at = { scout: unique('taken'), instance: instanceId(), job: 'docs' };
+        const data = randomBytes(80_000);
+        const m = meta(data, { scout_id: at.scout, scout_instance_id: at.instance, job_name: at.job });
+        const started = await initiate(ctx.station.url, credential, m);
+        assertOk(started);
+        assertOk(await putChunk(ctx.station.url, credential, started.body.upload_id, 0, data));
+        const reserved = expectedName(m);
+        const other = randomBytes(500);
+        await putSnapshot(ctx.station, at, reserved, other);
+
+        // The same on the disk and in a bucket: the store refuses the name, the upload says so.
+        const refused = await finalize(ctx.station.url, credential, started.body.upload_id);
+        assertError(refused, 409, new RegExp(`${reserved.replaceAll('.', '\\.')} is already stored`));
+        assert.ok(
+          (await storedBytes(ctx.station, at, reserved)).equals(other),
+          'the file put there is untouched',
+        );
+        // The session gave its name up: the same idempotency key starts again under a free name.
+        const again = await initiate(ctx.station.url, credential, m);
+        assertOk(again);
+        assert.notEqual(again.body.upload_id, started.body.upload_id);
+        assert.equal(again.body.next_offset, 0);
+        assertOk(await putChunk(ctx.station.url, credential, again.body.upload_id, 0, data));
+        const stored = await finalize(ctx.station.url, credential, again.body.upload_id);
+        assertOk(stored);
+        assert.equal(stored.body.stored_as, reserved.replace('.tar.zst', '-2.tar.zst'));
+        assert.deepEqual(await storedNames(ctx.station, at), [reserved, stored.body.stored_as].sort());
+        assert.ok((await storedBytes(ctx.station, at, stored.body.stored_as)).equals(data));
       });
     });
 

@@ -6,6 +6,7 @@ import type { ReplicationJobLag, ReplicationStatusView } from '../../shared/prot
 import type { StationDb } from '../db/open.ts';
 import type { Leases } from '../services/leases.ts';
 import type { SnapshotIndex } from '../services/snapshot-index.ts';
+import { jobPath } from '../storage/layout.ts';
 import type { CopyIn } from '../uploads/index.ts';
 import { createReplicationSettings } from './replication-settings.ts';
 import { createStatusStore, type SavedStatus } from './replication-status.ts';
@@ -82,10 +83,11 @@ export function createReplication(deps: {
       replication_max_lag_hours === 0
         ? []
         : (await jobs(saved)).filter((job) => job.lag_seconds > replication_max_lag_hours * 3600);
-    const keys = over.map((job) => `${job.scout_id}/${job.scout_instance_id}/${job.job_name}`);
+    const keyOf = (job: (typeof over)[number]) =>
+      jobPath({ scoutId: job.scout_id, instanceId: job.scout_instance_id, jobName: job.job_name });
+    const keys = over.map(keyOf);
     for (const job of over) {
-      if (!saved.lagging.includes(`${job.scout_id}/${job.scout_instance_id}/${job.job_name}`))
-        deps.events.lagging(job);
+      if (!saved.lagging.includes(keyOf(job))) deps.events.lagging(job);
     }
     await status.update(() => ({ lagging: keys }));
   }

@@ -7,6 +7,7 @@ import { replicationCopies } from '../db/replication-tables.ts';
 import type { Leases } from '../services/leases.ts';
 import type { SnapshotIndex } from '../services/snapshot-index.ts';
 import { timestampMs } from '../services/snapshot-time.ts';
+import { jobPath, snapshotPath } from '../storage/layout.ts';
 import type { CopyIn } from '../uploads/index.ts';
 import type { ReplicationSettingsService } from './replication-settings.ts';
 import type { SourceJob, StatusStore } from './replication-status.ts';
@@ -20,12 +21,13 @@ export const REPLICATION_LEASE = 'replication';
 /** A replica that died mid-run frees the lease this soon (renewed every third of it while running). */
 const LEASE_MS = 60_000;
 
+/** A snapshot's path in the layout, from a row of this Station (the index, replication_copies). */
 const keyOf = (s: { scoutId: string; scoutInstanceId: string; jobName: string; filename: string }) =>
-  `${s.scoutId}/${s.scoutInstanceId}/${s.jobName}/${s.filename}`;
+  snapshotPath({ ...s, instanceId: s.scoutInstanceId });
 const sourceKey = (s: SourceSnapshot) =>
-  keyOf({
+  snapshotPath({
     scoutId: s.scout_id,
-    scoutInstanceId: s.scout_instance_id,
+    instanceId: s.scout_instance_id,
     jobName: s.job_name,
     filename: s.filename,
   });
@@ -68,7 +70,7 @@ export interface ReplicationEvents {
 function jobsOf(listing: SourceListing): SourceJob[] {
   const jobs = new Map<string, SourceJob>();
   for (const s of listing.snapshots) {
-    const key = `${s.scout_id}/${s.scout_instance_id}/${s.job_name}`;
+    const key = jobPath({ scoutId: s.scout_id, instanceId: s.scout_instance_id, jobName: s.job_name });
     const at = timestampMs(s.timestamp);
     const job = jobs.get(key);
     if (!job) {

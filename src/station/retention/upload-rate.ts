@@ -1,6 +1,7 @@
 import type { WindowCounter } from '../../core/auth/rate-limit.ts';
 import { tooManyRequests } from '../../core/errors.ts';
 import type { JobKey } from '../services/snapshot-index.ts';
+import { jobPath } from '../storage/layout.ts';
 
 const HOUR_MS = 60 * 60 * 1000;
 
@@ -22,7 +23,7 @@ export interface UploadRefused {
 export function createUploadRate(windows: WindowCounter, onRefused: (event: UploadRefused) => void) {
   return {
     async check(ref: JobKey, limit: number, now: number): Promise<void> {
-      const key = `uploads:${ref.scoutId}/${ref.instanceId}/${ref.jobName}`;
+      const key = `uploads:${jobPath(ref)}`;
       const { count, windowEnd } = await windows.add(key, HOUR_MS);
       if (count <= limit) return;
       onRefused({

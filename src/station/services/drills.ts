@@ -7,6 +7,7 @@ import type { DrillOutcome as DrillReport } from '../../shared/protocol/drills.t
 import type { StationDb } from '../db/open.ts';
 import { drills } from '../db/station-tables.ts';
 import { checkFilename } from '../storage/keys.ts';
+import { jobPath } from '../storage/layout.ts';
 import type { JobKey, SnapshotIndex } from './snapshot-index.ts';
 import { checkJobRef } from './snapshots.ts';
 import type { StationTokenRow, StationTokens } from './station-tokens.ts';
@@ -69,8 +70,7 @@ export function createDrills(deps: {
   async function isNews(ref: JobKey, report: DrillReport, previous: Row | undefined): Promise<boolean> {
     if (report.status !== 'failed') return false;
     if (previous?.status === 'failed' && previous.filename === report.filename) return false;
-    const key = `${ref.scoutId}/${ref.instanceId}/${ref.jobName}`;
-    return (await hit(deps.windows, NOTICE_LIMIT, key)) === 0;
+    return (await hit(deps.windows, NOTICE_LIMIT, jobPath(ref))) === 0;
   }
 
   return {
@@ -118,13 +118,19 @@ export function createDrills(deps: {
       },
     >(scouts: T[]) {
       const rows = await deps.db.select().from(drills);
-      const byJob = new Map(rows.map((r) => [`${r.scoutId}/${r.scoutInstanceId}/${r.jobName}`, r]));
+      const byJob = new Map(rows.map((r) => [jobPath({ ...r, instanceId: r.scoutInstanceId }), r]));
       return scouts.map((scout) => ({
         ...scout,
         instances: scout.instances.map((instance) => ({
           ...instance,
           jobs: instance.jobs.map((job) => {
-            const row = byJob.get(`${scout.scout_id}/${instance.scout_instance_id}/${job.job_name}`);
+            const row = byJob.get(
+              jobPath({
+                scoutId: scout.scout_id,
+                instanceId: instance.scout_instance_id,
+                jobName: job.job_name,
+              }),
+            );
             return { ...job, last_drill: row ? view(row) : null };
           }),
         })),

@@ -1,6 +1,7 @@
 import { type Clock, clock as stationClock } from '../../core/clock.ts';
 import { logger } from '../../core/log.ts';
 import { parseSnapshotName } from '../../shared/protocol/snapshot-names.ts';
+import { snapshotPath } from '../storage/layout.ts';
 import type { SnapshotStore } from '../storage/storage.ts';
 import type { Uploads } from '../uploads/index.ts';
 import { sha256Stream } from './file-hash.ts';
@@ -8,9 +9,6 @@ import type { NewSnapshotRow, SnapshotIndex } from './snapshot-index.ts';
 import { timeFromName } from './snapshot-time.ts';
 
 const log = logger.child({ mod: 'station/reconcile' });
-
-const keyOf = (r: { scoutId: string; instanceId: string | null; jobName: string; filename: string }) =>
-  `${r.scoutId}/${r.instanceId}/${r.jobName}/${r.filename}`;
 
 /** Reads the job fingerprint prefix out of `<job>__<time>__<fp8>[-n].tar.zst`. */
 function fingerprintFromName(filename: string): string {
@@ -32,12 +30,14 @@ export async function reconcile(deps: {
   const clock = deps.clock ?? stationClock;
   await deps.uploads.sweep();
   await deps.uploads.reconcileStaging();
-  const rows = new Map((await index.all()).map((r) => [keyOf({ ...r, instanceId: r.scoutInstanceId }), r]));
+  const rows = new Map(
+    (await index.all()).map((r) => [snapshotPath({ ...r, instanceId: r.scoutInstanceId }), r]),
+  );
   const seen = new Set<string>();
   const found: NewSnapshotRow[] = [];
   let restored = 0;
   for await (const file of store.list()) {
-    const key = keyOf(file);
+    const key = snapshotPath(file);
     seen.add(key);
     const row = rows.get(key);
     const ref = { scoutId: file.scoutId, instanceId: file.instanceId ?? '', jobName: file.jobName };

@@ -2,6 +2,7 @@ import { clock } from '../../core/clock.ts';
 import { conflict, notFound } from '../../core/errors.ts';
 import { checkComponent, checkFilename } from '../storage/keys.ts';
 import type { SnapshotKey, SnapshotStore } from '../storage/storage.ts';
+import { SnapshotLocked } from '../storage/store-errors.ts';
 import type { JobKey, SnapshotIndex, SnapshotRow } from './snapshot-index.ts';
 
 const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
@@ -123,7 +124,9 @@ export function createSnapshots(deps: { index: SnapshotIndex; store: SnapshotSto
             'locked',
           );
       }
-      const removedFile = await store.remove(key);
+      const removedFile = await store.remove(key).catch((error: unknown) => {
+        throw error instanceof SnapshotLocked ? conflict(error.message, 'locked') : error;
+      });
       const removedRow =
         key.instanceId !== null
           ? await index.remove(

@@ -1,6 +1,7 @@
 import { type Clock, clock as stationClock } from '../../core/clock.ts';
 import { logger } from '../../core/log.ts';
 import type { SettingsStore } from '../../core/settings/settings-store.ts';
+import { snapshotPath } from '../storage/layout.ts';
 import type { SnapshotStore } from '../storage/storage.ts';
 import { sha256Stream } from './file-hash.ts';
 import type { Leases } from './leases.ts';
@@ -69,7 +70,7 @@ export function createVerifier(deps: {
         jobName: row.jobName,
         filename: row.filename,
       };
-      known.add(`${row.scoutId}/${row.scoutInstanceId}/${row.jobName}/${row.filename}`);
+      known.add(snapshotPath(key));
       const where = {
         scout_id: row.scoutId,
         scout_instance_id: row.scoutInstanceId,
@@ -91,7 +92,7 @@ export function createVerifier(deps: {
       }
     }
     for await (const file of deps.store.list()) {
-      if (!known.has(`${file.scoutId}/${file.instanceId}/${file.jobName}/${file.filename}`)) {
+      if (!known.has(snapshotPath(file))) {
         result.failures.push({
           scout_id: file.scoutId,
           scout_instance_id: file.instanceId ?? '',

@@ -1,5 +1,9 @@
 import { createHash, randomBytes } from 'node:crypto';
+import type { Readable } from 'node:stream';
 import type { SnapshotKey, SnapshotStore } from './storage.ts';
+import { SnapshotExists } from './store-errors.ts';
+
+const TAKEN = 'the target already holds other bytes under this name (left as they are)';
 
 /** A snapshot as the index knows it: where it is, how big, its SHA-256. */
 export interface IndexedSnapshot {
@@ -19,10 +23,43 @@ async function sha256Of(store: SnapshotStore, key: SnapshotKey): Promise<string>
 }
 
 /**
+ * Stores a whole snapshot read from `body` through `to`'s staging area (as an upload is): it
+ * appears only complete and only when its SHA-256 is `sha256`, under `key` or not at all
+ * (SnapshotExists when the name is taken). Returns null when stored, else what was wrong.
+ */
+export async function storeWhole(
+  to: SnapshotStore,
+  key: SnapshotKey,
+  body: Readable,
+  expected: { sizeBytes: number; sha256: string },
+): Promise<string | null> {
+  const { sizeBytes, sha256 } = expected;
+  const opened = { uploadId: `whole-${randomBytes(8).toString('hex')}`, target: key, sizeBytes };
+  let upload = { ...opened, state: await to.beginStaging(opened) };
+  try {
+    const appended = await to.append(upload, 0, body);
+    upload = { ...upload, state: appended.state };
+    const actual = appended.stagedBytes === sizeBytes ? await to.stagedSha256(upload) : null;
+    const problem =
+      actual === null
+        ? `read ${appended.stagedBytes} of ${sizeBytes} bytes from the source`
+        : actual !== sha256
+          ? `checksum_mismatch: the source's SHA-256 is ${actual}, the index says ${sha256}`
+          : null;
+    if (problem === null) await to.complete(upload);
+    else await to.abortStaging(upload);
+    return problem;
+  } catch (error) {
+    await to.abortStaging(upload).catch(() => undefined);
+    throw error;
+  }
+}
+
+/**
  * Copies one snapshot between stores (move-storage), streaming, through the target's staging
- * area: it appears in the target only complete and only when its SHA-256 matches the index.
- * A name the target already holds with the same bytes is skipped; with other bytes it fails
- * (nothing is overwritten).
+ * area (storeWhole): it appears in the target only complete, under its own name, and only when
+ * its SHA-256 matches the index. A name the target already holds with the same bytes is
+ * skipped; with other bytes it fails (nothing is overwritten).
  */
 export async function copySnapshot(
   from: SnapshotStore,
@@ -36,37 +73,18 @@ export async function copySnapshot(
     if (there.sizeBytes === sizeBytes && (await sha256Of(to, key)) === sha256) {
       return { status: 'already_there', bytes: sizeBytes };
     }
-    return failed('the target already holds other bytes under this name (left as they are)');
+    return failed(TAKEN);
   }
   const source = await from.stat(key);
   if (!source) return failed('missing from the source store');
   if (source.sizeBytes !== sizeBytes) {
     return failed(`the source holds ${source.sizeBytes} bytes, the index says ${sizeBytes}`);
   }
-
-  const opened = { uploadId: `move-${randomBytes(8).toString('hex')}`, target: key, sizeBytes };
-  let upload = { ...opened, state: await to.beginStaging(opened) };
   try {
-    const appended = await to.append(upload, 0, await from.read(key));
-    upload = { ...upload, state: appended.state };
-    if (appended.stagedBytes !== sizeBytes) {
-      await to.abortStaging(upload);
-      return failed(`read ${appended.stagedBytes} of ${sizeBytes} bytes from the source`);
-    }
-    const actual = await to.stagedSha256(upload);
-    if (actual !== sha256) {
-      await to.abortStaging(upload);
-      return failed(`checksum_mismatch: the source's SHA-256 is ${actual}, the index says ${sha256}`);
-    }
+    const problem = await storeWhole(to, key, await from.read(key), { sizeBytes, sha256 });
+    return problem === null ? { status: 'copied', bytes: sizeBytes } : failed(problem);
   } catch (error) {
-    await to.abortStaging(upload).catch(() => undefined);
+    if (error instanceof SnapshotExists) return failed(TAKEN);
     throw error;
   }
-  const stored = await to.complete(upload);
-  if (stored.filename !== key.filename) {
-    // The name was taken between the check and now: do not leave a copy under another name.
-    await to.remove(stored);
-    return failed(`the name was taken in the target meanwhile (stored as ${stored.filename}, removed)`);
-  }
-  return { status: 'copied', bytes: sizeBytes };
 }

@@ -1,10 +1,9 @@
 import { randomBytes } from 'node:crypto';
-import { copyFile, link, open, readdir, rm, unlink, writeFile } from 'node:fs/promises';
+import { copyFile, link, open, readdir, rm, stat, unlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { isNamespaceComponent } from '../../shared/namespace.ts';
-import { nameCandidates } from './names.ts';
 
-/** Files half-copied into a job folder (an EXDEV commit, a put); `list` removes leftovers. */
+/** Files half-copied into a job folder (a commit across filesystems); `prepare` removes leftovers. */
 export const TEMP_PREFIX = '.incoming-';
 
 export async function fsyncPath(path: string, flags = 'r'): Promise<void> {
@@ -38,41 +37,44 @@ export async function subdirs(dir: string): Promise<string[]> {
   }
 }
 
-/** Links `source` into `dir` under the first free name of `preferred`, `-2`, `-3`, … (never overwrites). */
-async function linkNoClobber(source: string, dir: string, preferred: string): Promise<string> {
-  for (const name of nameCandidates(preferred)) {
-    try {
-      await link(source, join(dir, name));
-      return name;
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
-    }
+/** Whether `a` and `b` are one file (a link made before): false when either is missing. */
+async function sameFile(a: string, b: string): Promise<boolean> {
+  const [x, y] = await Promise.all([stat(a).catch(() => null), stat(b).catch(() => null)]);
+  return x !== null && y !== null && x.dev === y.dev && x.ino === y.ino;
+}
+
+/** Links `source` into `dir` as `name`; a name that is taken fails with EEXIST (nothing is overwritten). */
+async function linkNoClobber(source: string, dir: string, name: string): Promise<void> {
+  try {
+    await link(source, join(dir, name));
+  } catch (error) {
+    // A complete that stopped after its link and before removing the source: done already.
+    if ((error as NodeJS.ErrnoException).code === 'EEXIST' && (await sameFile(source, join(dir, name))))
+      return;
+    throw error;
   }
-  throw new Error(`no free file name for ${preferred}`);
 }
 
 /**
- * Moves a complete file into `dir` under `preferred` (or `-2`, `-3`, … when taken) and returns
- * the name used: synced, linked into place (link fails instead of overwriting), folder synced,
- * source removed. Across filesystems (EXDEV) it is copied next to the target first.
+ * Moves a complete file into `dir` as `name`: synced, linked into place (a taken name fails
+ * with EEXIST instead of being overwritten), folder synced, source removed. Across filesystems
+ * (EXDEV) it is copied next to the target first.
  */
-export async function placeFile(source: string, dir: string, preferred: string): Promise<string> {
+export async function placeFile(source: string, dir: string, name: string): Promise<void> {
   await fsyncPath(source, 'r+');
-  let name: string;
   try {
-    name = await linkNoClobber(source, dir, preferred);
+    await linkNoClobber(source, dir, name);
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'EXDEV') throw error;
-    const copy = join(dir, `${TEMP_PREFIX}${randomBytes(6).toString('hex')}-${preferred}`);
+    const copy = join(dir, `${TEMP_PREFIX}${randomBytes(6).toString('hex')}-${name}`);
     try {
       await copyFile(source, copy);
       await fsyncPath(copy, 'r+');
-      name = await linkNoClobber(copy, dir, preferred);
+      await linkNoClobber(copy, dir, name);
     } finally {
       await unlink(copy).catch(() => {});
     }
   }
   await fsyncPath(dir);
   await rm(source, { force: true });
-  return name;
 }

@@ -1,12 +1,11 @@
-import { randomBytes } from 'node:crypto';
 import { constants } from 'node:fs';
 import { mkdir, open, readdir, rm, stat, statfs, truncate, unlink } from 'node:fs/promises';
-import { join } from 'node:path';
-import { pipeline } from 'node:stream/promises';
+import { basename, dirname, join } from 'node:path';
 import { badRequest, notFound } from '../../core/errors.ts';
 import { createStagedWriter } from './disk-append.ts';
 import { placeFile, probeWritable, subdirs, TEMP_PREFIX } from './disk-files.ts';
-import { checkComponent, checkFilename, isSnapshotFilename } from './keys.ts';
+import { isSnapshotFilename } from './keys.ts';
+import { instanceFolders, snapshotSegments } from './layout.ts';
 import type {
   SnapshotKey,
   SnapshotStore,
@@ -14,8 +13,8 @@ import type {
   StagingArea,
   StorageHealth,
   StoredFile,
-  StoredJobKey,
 } from './storage.ts';
+import { SnapshotExists } from './store-errors.ts';
 
 const UPLOAD_ID = /^[A-Za-z0-9_-]{1,100}$/;
 const STAGED_SUFFIX = '.part';
@@ -23,27 +22,16 @@ const STAGED_SUFFIX = '.part';
 /**
  * Snapshots on the local disk under BACKUP_ROOT, uploads staged in STAGING_DIR as
  * `<upload_id>.part`. Every path is built from validated components, so nothing reaches outside
- * the root. A snapshot appears only complete: synced, then linked into place under a name
- * nobody holds (link fails instead of overwriting), then the folder is synced. Staged bytes
+ * the root (the layout is layout.ts). A snapshot appears only complete: synced, then linked into
+ * place under its name (link fails instead of overwriting: SnapshotExists), then the folder is
+ * synced. Staged bytes
  * are not synced per chunk: `stagedBytes` is the file's length and finalize checks the SHA-256.
  */
 export function createDiskStore(dirs: { backupRoot: string; stagingDir: string }): SnapshotStore {
   const root = dirs.backupRoot;
   const writer = createStagedWriter();
 
-  function dirOf(at: StoredJobKey): string {
-    checkComponent('scout_id', at.scoutId);
-    if (at.instanceId !== null) checkComponent('scout_instance_id', at.instanceId);
-    checkComponent('job_name', at.jobName);
-    return at.instanceId === null
-      ? join(root, at.scoutId, at.jobName)
-      : join(root, at.scoutId, at.instanceId, at.jobName);
-  }
-
-  function pathOf(key: SnapshotKey): string {
-    checkFilename(key.filename);
-    return join(dirOf(key), key.filename);
-  }
+  const pathOf = (key: SnapshotKey): string => join(root, ...snapshotSegments(key));
 
   function stagedPath(uploadId: string): string {
     if (!UPLOAD_ID.test(uploadId)) throw badRequest('upload id must be letters, digits, _ and -');
@@ -68,15 +56,18 @@ export function createDiskStore(dirs: { backupRoot: string; stagingDir: string }
     }
   }
 
-  /** Places a complete file under `key` (or `-2`, … when taken) and describes what was stored. */
+  /** Places a complete file under `key` (SnapshotExists when the name is taken) and describes it. */
   async function place(source: string, key: SnapshotKey): Promise<StoredFile> {
-    checkFilename(key.filename);
-    const dir = dirOf(key);
-    await mkdir(dir, { recursive: true });
-    const filename = await placeFile(source, dir, key.filename);
-    const stored = { ...key, filename };
-    const stats = await statKey(stored);
-    return { ...stored, sizeBytes: stats?.sizeBytes ?? 0, mtimeMs: stats?.mtimeMs ?? 0 };
+    const path = pathOf(key);
+    await mkdir(dirname(path), { recursive: true });
+    try {
+      await placeFile(source, dirname(path), basename(path));
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'EEXIST') throw new SnapshotExists(key);
+      throw error;
+    }
+    const stats = await statKey(key);
+    return { ...key, sizeBytes: stats?.sizeBytes ?? 0, mtimeMs: stats?.mtimeMs ?? 0 };
   }
 
   /** Every job folder of the instance layout. */
@@ -147,8 +138,7 @@ export function createDiskStore(dirs: { backupRoot: string; stagingDir: string }
     chunkSizeFor: () => 16 * 1024 * 1024,
 
     async beginStaging(upload) {
-      dirOf(upload.target);
-      checkFilename(upload.target.filename);
+      snapshotSegments(upload.target);
       const handle = await open(stagedPath(upload.uploadId), constants.O_RDWR | constants.O_CREAT);
       await handle.close();
       return null;
@@ -239,9 +229,7 @@ export function createDiskStore(dirs: { backupRoot: string; stagingDir: string }
     },
 
     async removeInstance(scoutId, instanceId) {
-      checkComponent('scout_id', scoutId);
-      checkComponent('scout_instance_id', instanceId);
-      await rm(join(root, scoutId, instanceId), { recursive: true, force: true });
+      await rm(join(root, ...instanceFolders(scoutId, instanceId)), { recursive: true, force: true });
     },
 
     /** Every snapshot file in the instance layout (temporaries of commits and copies are not). */
@@ -259,23 +247,6 @@ export function createDiskStore(dirs: { backupRoot: string; stagingDir: string }
             mtimeMs: Math.round(s.mtimeMs),
           };
         }
-      }
-    },
-
-    async put(key, body, sizeBytes) {
-      checkFilename(key.filename);
-      const dir = dirOf(key);
-      await mkdir(dir, { recursive: true });
-      const temp = join(dir, `${TEMP_PREFIX}${randomBytes(6).toString('hex')}-${key.filename}`);
-      try {
-        const handle = await open(temp, 'wx');
-        await pipeline(body, handle.createWriteStream({ highWaterMark: 1024 * 1024 }));
-        const written = await sizeOf(temp);
-        if (written !== sizeBytes)
-          throw badRequest(`${key.filename}: ${written} bytes written, ${sizeBytes} expected`);
-        return await place(temp, key);
-      } finally {
-        await rm(temp, { force: true });
       }
     },
   };

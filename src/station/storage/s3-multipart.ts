@@ -1,7 +1,8 @@
 import { PassThrough, type Readable } from 'node:stream';
 import { GetObjectCommand, PutObjectCommand, type S3Client, UploadPartCommand } from '@aws-sdk/client-s3';
-import { AppError, badRequest, conflict, payloadTooLarge } from '../../core/errors.ts';
+import { AppError, badRequest, payloadTooLarge } from '../../core/errors.ts';
 import { ResumableSha256 } from './resumable-sha256.ts';
+import { StagedOffsetMismatch } from './store-errors.ts';
 
 const MIB = 1024 * 1024;
 /** Parts are at least this big (S3's own minimum is 5 MiB): fewer requests per snapshot. */
@@ -103,11 +104,7 @@ export async function appendParts(
   let kept = parseState(upload.state);
   const staged = stagedBytesOf(kept, upload.sizeBytes);
   if (offset !== staged) {
-    throw conflict({
-      status: 'offset_mismatch',
-      next_offset: staged,
-      message: `the next offset is ${staged}`,
-    });
+    throw new StagedOffsetMismatch(staged);
   }
   const hasher = ResumableSha256.resume(kept.hash);
   const partNumber = () => kept.etags.length + 1;

@@ -8,8 +8,8 @@ import {
 } from '@aws-sdk/client-s3';
 import { DAY_MS } from '../../core/clock.ts';
 import { ConfigError } from '../../core/config.ts';
-import { conflict } from '../../core/errors.ts';
 import type { ObjectLock } from '../../core/s3-config.ts';
+import { SnapshotLocked } from './store-errors.ts';
 
 /**
  * S3 Object Lock (S3_OBJECT_LOCK): the bucket must have it enabled; each stored snapshot's
@@ -54,7 +54,7 @@ export function objectLock(client: S3Client, Bucket: string, lock: ObjectLock) {
       return until;
     },
 
-    /** Deletes every version of `Key`; a version the bucket still locks is a 409 `locked`. */
+    /** Deletes every version of `Key`; a version the bucket still locks is SnapshotLocked. */
     async removeVersions(Key: string): Promise<void> {
       const answer = await client.send(new ListObjectVersionsCommand({ Bucket, Prefix: Key }));
       const versions = [...(answer.Versions ?? []), ...(answer.DeleteMarkers ?? [])].filter(
@@ -66,7 +66,7 @@ export function objectLock(client: S3Client, Bucket: string, lock: ObjectLock) {
         } catch (error) {
           const status = (error as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode;
           if (status === 403 || (error as Error).name === 'AccessDenied') {
-            throw conflict(`the bucket refuses to delete ${Key}: its object lock has not expired`, 'locked');
+            throw new SnapshotLocked(Key);
           }
           throw error;
         }

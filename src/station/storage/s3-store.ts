@@ -8,13 +8,12 @@ import {
   GetObjectCommand,
   HeadBucketCommand,
   HeadObjectCommand,
+  ListPartsCommand,
   type S3Client,
 } from '@aws-sdk/client-s3';
 import { clock } from '../../core/clock.ts';
-import { AppError, conflict, notFound } from '../../core/errors.ts';
+import { AppError, notFound } from '../../core/errors.ts';
 import type { S3Config } from '../../core/s3-config.ts';
-import { checkFilename } from './keys.ts';
-import { nameCandidates } from './names.ts';
 import { isMissing, s3Client, unavailableStore } from './s3-client.ts';
 import { s3Keys } from './s3-keys.ts';
 import { deleteAll, listKeys, stagingAreas } from './s3-listing.ts';
@@ -37,6 +36,7 @@ import type {
   StorageHealth,
   StoredFile,
 } from './storage.ts';
+import { SnapshotExists, StagingIncomplete } from './store-errors.ts';
 
 export { s3Client } from './s3-client.ts';
 
@@ -87,23 +87,26 @@ export function createS3Store(config: S3Config, client: S3Client = s3Client(conf
     await deleteAll(client, Bucket, tailFolder(config.prefix, multipartId));
   }
 
-  /** The first of `preferred`, `-2`, `-3`, … that holds no object. */
-  async function freeKey(target: SnapshotKey): Promise<string> {
-    for (const filename of nameCandidates(target.filename)) {
-      const key = keys.keyOf({ ...target, filename });
-      if ((await head(key)) === null) return key;
+  /** Whether the multipart upload is still open (not completed, not aborted). */
+  async function isOpen(state: MultipartState): Promise<boolean> {
+    try {
+      await client.send(
+        new ListPartsCommand({ Bucket, Key: state.key, UploadId: state.multipartId, MaxParts: 1 }),
+      );
+      return true;
+    } catch (error) {
+      if (isMissing(error)) return false;
+      throw unavailableStore(`LIST parts of ${state.key}`, error);
     }
-    throw conflict(`no free object name for ${target.filename}`);
   }
 
-  async function completeMultipart(state: MultipartState, sizeBytes: number): Promise<void> {
+  async function completeMultipart(state: MultipartState, target: SnapshotKey, sizeBytes: number) {
     if (stagedBytesOf(state, sizeBytes) !== sizeBytes) {
-      throw conflict({
-        status: 'incomplete',
-        next_offset: stagedBytesOf(state, sizeBytes),
-        message: 'not all bytes are staged',
-      });
+      throw new StagingIncomplete(stagedBytesOf(state, sizeBytes));
     }
+    // Completing would replace an object of the same name: refused, like a link on the disk.
+    // (An object there while the upload is no longer open is this upload's, completed before.)
+    if ((await head(state.key)) !== null && (await isOpen(state))) throw new SnapshotExists(target);
     try {
       await client.send(
         new CompleteMultipartUploadCommand({
@@ -172,7 +175,7 @@ export function createS3Store(config: S3Config, client: S3Client = s3Client(conf
 
     async beginStaging(upload) {
       const partSize = partSizeFor(upload.sizeBytes);
-      return JSON.stringify(await openMultipart(await freeKey(upload.target), partSize));
+      return JSON.stringify(await openMultipart(keys.keyOf(upload.target), partSize));
     },
 
     async stagedBytes(upload) {
@@ -207,7 +210,7 @@ export function createS3Store(config: S3Config, client: S3Client = s3Client(conf
 
     async complete(upload) {
       const state = parseState(upload.state);
-      await completeMultipart(state, upload.sizeBytes);
+      await completeMultipart(state, upload.target, upload.sizeBytes);
       // Ceph answers CompleteMultipartUpload with an empty ETag; HEAD has the object as stored.
       return stored(state.key);
     },
@@ -254,25 +257,6 @@ export function createS3Store(config: S3Config, client: S3Client = s3Client(conf
         const key = keys.parse(object.key);
         if (key) yield { ...key, sizeBytes: object.sizeBytes, mtimeMs: object.mtimeMs };
       }
-    },
-
-    async put(key, body, sizeBytes) {
-      checkFilename(key.filename);
-      const Key = keys.keyOf(key);
-      if ((await head(Key)) !== null) throw conflict(`${key.filename} is already in the bucket`);
-      const opened = await openMultipart(Key, partSizeFor(sizeBytes));
-      try {
-        const upload = { sizeBytes, state: JSON.stringify(opened) };
-        const appended = await appendParts(client, where, upload, 0, body);
-        if (appended.stagedBytes !== sizeBytes) {
-          throw new AppError(400, `the body ended after ${appended.stagedBytes} of ${sizeBytes} bytes`);
-        }
-        await completeMultipart(appended.state, sizeBytes);
-      } catch (error) {
-        await abort(Key, opened.multipartId).catch(() => undefined);
-        throw error;
-      }
-      return stored(Key);
     },
   };
 }

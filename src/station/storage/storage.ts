@@ -8,10 +8,12 @@ import type { StoredJobKey } from '../job-key.ts';
  *
  * Rules every implementation keeps:
  * - A snapshot appears only complete, and only through `complete` (after the caller checked
- *   the SHA-256); nothing ever overwrites a stored snapshot.
+ *   the SHA-256), under the name the caller chose (src/station/uploads/reserve-name.ts): a
+ *   store never chooses or changes a name, and never overwrites a stored snapshot.
+ * - A store refuses with its own errors (store-errors.ts), never with protocol answers.
  * - `stagedBytes` is what the store durably holds of an upload: the next offset a client
  *   must send. Bytes of an interrupted `append` beyond it are not counted.
- * - Every key is built from validated components (`checkComponent`, `checkFilename`).
+ * - Every path and key follows the one layout (layout.ts), built from checked components.
  */
 
 export type { StoredJobKey } from '../job-key.ts';
@@ -100,8 +102,9 @@ export interface SnapshotStore {
   /**
    * Appends `body` at `offset` (== stagedBytes) and hashes the kept bytes as they arrive.
    * Throws a 400 AppError for a body that runs past `sizeBytes` (nothing of it is kept), a 507
-   * for a full disk; what was durably kept before an interruption stays (resolved with
-   * `interrupted` set, so the caller saves the state). The caller
+   * for a full disk, StagedOffsetMismatch for an offset other than stagedBytes; what was durably
+   * kept before an interruption stays (resolved with `interrupted` set, so the caller saves the
+   * state). The caller
    * serialises appends of one upload (uploads/upload-lock.ts: a lease row in PostgreSQL).
    */
   append(upload: StagedUpload, offset: number, body: Readable): Promise<AppendResult>;
@@ -115,7 +118,10 @@ export interface SnapshotStore {
   resetStaging(upload: StagedUpload): Promise<StagedUpload>;
   /** Removes the staging area (abandoned, superseded, or listed with no session). Missing is fine. */
   abortStaging(area: StagingArea): Promise<void>;
-  /** Moves the complete staged bytes into place under `upload.target`; returns the stored file. */
+  /**
+   * Moves the complete staged bytes into place under `upload.target`; returns the stored file.
+   * A name that is taken is SnapshotExists (nothing is overwritten; the staging area stays).
+   */
   complete(upload: StagedUpload): Promise<StoredFile>;
   /** Staging areas that exist, for start-up reconciliation and the sweep. */
   listStaging(): AsyncIterable<StagingArea & { startedMs: number | null }>;
@@ -131,10 +137,9 @@ export interface SnapshotStore {
    * buffers (several times faster than a stream of fresh buffers); only the disk store has it.
    */
   localPath?(key: SnapshotKey): string;
+  /** False when there was nothing to remove; SnapshotLocked when the bucket's object lock refuses. */
   remove(key: SnapshotKey): Promise<boolean>;
   removeInstance(scoutId: string, instanceId: string): Promise<void>;
   /** Every stored snapshot (the instance layout); temporaries of commits in progress are not listed. */
   list(): AsyncIterable<StoredFile>;
-  /** Writes a whole snapshot (move-storage): appears only complete, never overwrites. */
-  put(key: SnapshotKey, body: Readable, sizeBytes: number): Promise<StoredFile>;
 }

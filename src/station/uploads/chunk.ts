@@ -5,7 +5,9 @@ import { logger } from '../../core/log.ts';
 import { uploadSessions } from '../db/station-tables.ts';
 import type { StationTokenRow } from '../services/station-tokens.ts';
 import type { AppendResult } from '../storage/storage.ts';
+import { StagedOffsetMismatch } from '../storage/store-errors.ts';
 import { sessionOf, stagedUploadOf } from './sessions.ts';
+import { storeRefusal } from './store-refusals.ts';
 import type { UploadDeps } from './types.ts';
 
 const log = logger.child({ mod: 'station/uploads' });
@@ -53,6 +55,7 @@ export async function chunk(
         result = await deps.store.append(upload, offset, hold.guard(body));
       } catch (error) {
         if (error instanceof AppError) throw error;
+        if (error instanceof StagedOffsetMismatch) throw storeRefusal(error);
         result = { stagedBytes: next, keptBytes: 0, state: row.storeState, interrupted: error };
       }
       // Only received bytes keep a session alive: empty chunks do not postpone the sweep.

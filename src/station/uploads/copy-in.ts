@@ -4,6 +4,7 @@ import { newId } from '../../core/auth/secrets.ts';
 import { AppError } from '../../core/errors.ts';
 import { utcSecond } from '../../shared/protocol/fields.ts';
 import { uploadSessions } from '../db/station-tables.ts';
+import { snapshotPath } from '../storage/layout.ts';
 import { registerStaged } from './register.ts';
 import { stagedUploadOf } from './sessions.ts';
 import type { SessionRow, UploadDeps } from './types.ts';
@@ -28,7 +29,7 @@ export interface CopySource {
   storedAt: number;
 }
 
-const copyKey = (s: CopySource) => `replication:${s.scoutId}/${s.instanceId}/${s.jobName}/${s.filename}`;
+const copyKey = (s: CopySource) => `replication:${snapshotPath(s)}`;
 
 /**
  * Copies into this Station go through the upload staging of its store, as an upload session
@@ -68,6 +69,10 @@ export function createCopyIn(deps: UploadDeps) {
       lockOwner: null,
       lockUntil: null,
     };
+    // The copy keeps the primary's name; one the store holds already is not copied over.
+    if (await deps.store.exists(stagedUploadOf(row).target)) {
+      throw new AppError(409, `a snapshot named ${source.filename} is already stored here`);
+    }
     const state = await deps.store.beginStaging({
       uploadId: row.uploadId,
       target: stagedUploadOf(row).target,

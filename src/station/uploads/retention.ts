@@ -1,6 +1,6 @@
-import { AppError } from '../../core/errors.ts';
 import { logger } from '../../core/log.ts';
 import { planRetention } from '../retention/plan.ts';
+import { SnapshotLocked } from '../storage/store-errors.ts';
 import type { JobKey, UploadDeps } from './types.ts';
 
 const log = logger.child({ mod: 'station/retention' });
@@ -29,7 +29,7 @@ export async function applyRetention(
       await deps.store.remove({ ...ref, filename: victim.filename });
     } catch (error) {
       // The Station's date has passed but the bucket still locks it (clocks differ): next time.
-      if (!(error instanceof AppError && error.code === 'locked')) throw error;
+      if (!(error instanceof SnapshotLocked)) throw error;
       log.warn(
         { ...ref, filename: victim.filename },
         'retention could not delete a snapshot: the bucket still locks it',

@@ -1,8 +1,8 @@
 import { and, eq, ne } from 'drizzle-orm';
 import { forbidden, notFound } from '../../core/errors.ts';
+import { snapshotFileName } from '../../shared/protocol/snapshot-names.ts';
 import { uploadSessions } from '../db/station-tables.ts';
 import type { StationTokenRow } from '../services/station-tokens.ts';
-import { snapshotFileName } from '../storage/names.ts';
 import type { StagedUpload } from '../storage/storage.ts';
 import { type JobKey, jobKeyOf, type SessionRow, type UploadDeps } from './types.ts';
 

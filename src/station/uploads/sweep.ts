@@ -1,15 +1,14 @@
 import { and, eq, lt, ne } from 'drizzle-orm';
 import { logger } from '../../core/log.ts';
 import { uploadSessions } from '../db/station-tables.ts';
-import type { SnapshotKey, StagingArea } from '../storage/storage.ts';
+import { snapshotPath } from '../storage/layout.ts';
+import type { StagingArea } from '../storage/storage.ts';
 import { stagedUploadOf } from './sessions.ts';
 import { ABANDONED_AFTER_MS, STORED_KEPT_MS, type UploadDeps } from './types.ts';
 
 const log = logger.child({ mod: 'station/uploads' });
 /** Initiations run the sweep themselves at most this often (the Station also runs it hourly). */
 const SWEEP_AT_INITIATION_EVERY_MS = 60_000;
-
-const targetKey = (t: SnapshotKey) => `${t.scoutId}/${t.instanceId}/${t.jobName}/${t.filename}`;
 
 /**
  * Abandoned uploads (no bytes for ABANDONED_AFTER_MS) lose their session and their staging
@@ -37,12 +36,12 @@ export async function sweepSessions(deps: UploadDeps): Promise<number> {
 export async function abortOrphans(deps: UploadDeps, all: boolean): Promise<number> {
   const live = await deps.db.select().from(uploadSessions).where(ne(uploadSessions.status, 'stored'));
   const ids = new Set(live.map((row) => row.uploadId));
-  const targets = new Set(live.map((row) => targetKey(stagedUploadOf(row).target)));
+  const targets = new Set(live.map((row) => snapshotPath(stagedUploadOf(row).target)));
   const before = deps.clock.now() - ABANDONED_AFTER_MS;
   const orphans: StagingArea[] = [];
   for await (const area of deps.store.listStaging()) {
     if (area.uploadId !== null && ids.has(area.uploadId)) continue;
-    if (area.target !== null && targets.has(targetKey(area.target))) continue;
+    if (area.target !== null && targets.has(snapshotPath(area.target))) continue;
     if (all ? area.uploadId === null && (area.startedMs ?? 0) >= before : (area.startedMs ?? 0) >= before)
       continue;
     orphans.push(area);
