@@ -85,8 +85,8 @@ export function createDiskStore(dirs: { backupRoot: string; stagingDir: string }
     kind: 'disk',
 
     /**
-     * Start-up: creates the folders and removes the temporaries that interrupted commits and
-     * copies left (only here: while the Station runs, a temporary may be a copy in progress).
+     * Start-up: creates the folders and removes the temporaries that interrupted commits across
+     * filesystems left (only here: while the Station runs, a temporary may be a commit in progress).
      */
     async prepare() {
       for (const dir of [root, dirs.stagingDir]) await mkdir(dir, { recursive: true });
@@ -232,7 +232,7 @@ export function createDiskStore(dirs: { backupRoot: string; stagingDir: string }
       await rm(join(root, ...instanceFolders(scoutId, instanceId)), { recursive: true, force: true });
     },
 
-    /** Every snapshot file in the instance layout (temporaries of commits and copies are not). */
+    /** Every snapshot file in the instance layout (temporaries of commits in progress are not). */
     async *list(): AsyncGenerator<StoredFile> {
       for await (const { scoutId, instanceId, jobName, dir } of jobDirs()) {
         for (const entry of await readdir(dir, { withFileTypes: true })) {
