@@ -80,7 +80,7 @@ export function createDrills(deps: {
       await deps.tokens.requireBinding(token, ref.scoutId, ref.instanceId);
       if (!(await deps.index.byName(ref, report.filename))) {
         throw notFound(
-          `no snapshot ${report.filename} of ${ref.scoutId}/${ref.instanceId}/${ref.jobName} is stored here; a drill is reported for a snapshot the Station stores`,
+          `no snapshot ${report.filename} of ${jobPath(ref)} is stored here; a drill is reported for a snapshot the Station stores`,
         );
       }
       const values = {

@@ -2,6 +2,7 @@ import { notFound } from '../../core/errors.ts';
 import { utcSecond } from '../../shared/protocol/fields.ts';
 import type { JobList } from '../../shared/protocol/recovery.ts';
 import { checkComponent, checkFilename } from '../storage/keys.ts';
+import { jobPath } from '../storage/layout.ts';
 import type { SnapshotStore } from '../storage/storage.ts';
 import type { JobKey, SnapshotIndex, SnapshotRow } from './snapshot-index.ts';
 import { checkJobRef } from './snapshots.ts';
@@ -10,7 +11,7 @@ import type { StationTokenRow, StationTokens } from './station-tokens.ts';
 /** Which snapshot a Scout may download: only from an instance its token is bound to. */
 export function createRecovery(deps: { tokens: StationTokens; index: SnapshotIndex; store: SnapshotStore }) {
   async function located(ref: JobKey, row: SnapshotRow | undefined, what: string) {
-    if (!row) throw notFound(`no ${what} snapshot of ${ref.scoutId}/${ref.instanceId}/${ref.jobName}`);
+    if (!row) throw notFound(`no ${what} snapshot of ${jobPath(ref)}`);
     const key = { ...ref, filename: row.filename };
     const stats = await deps.store.stat(key);
     if (!stats) throw notFound(`snapshot ${row.filename} is indexed but its file is missing on the Station`);
