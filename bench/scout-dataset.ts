@@ -84,3 +84,39 @@ export function generateDataset(dir: string, gib: number): void {
   for (const sub of ['text', 'binary', 'small', 'links']) utimesSync(join(dir, sub), fixed, fixed);
   writeFileSync(join(dir, '.complete'), '');
 }
+
+/**
+ * The small-files dataset of issue #27 item 6 (mail spools, source trees, `node_modules`):
+ * `files` files of 0–4 KiB (default a million) in `files / 100` folders (two levels:
+ * `t<i>/f<j>`, 100 files each), 70 % word text, 25 % incompressible bytes, 5 % empty.
+ * Deterministic (the same bytes and names on every machine; folder mtimes fixed), written with one
+ * open/write/close per file from two reused blocks, and made once per count (`.complete`).
+ */
+export function generateSmallFiles(dir: string, files: number): void {
+  if (existsSync(join(dir, '.complete'))) return;
+  rmSync(dir, { recursive: true, force: true });
+  const fixed = new Date('2025-06-01T12:00:00Z');
+  const perFolder = 100;
+  const folders = Math.ceil(files / perFolder);
+  const top = Math.ceil(Math.sqrt(folders));
+  const next = numbers(17);
+  const words = text(4 * MIB, 5);
+  // Deterministic incompressible bytes: xorshift words, not a random source.
+  const noise = Buffer.allocUnsafe(4 * MIB);
+  for (let at = 0; at < noise.length; at += 4) noise.writeUInt32LE(next(), at);
+  for (let folder = 0; folder < folders; folder += 1) {
+    const path = join(dir, `t${folder % top}`, `f${Math.floor(folder / top)}`);
+    mkdirSync(path, { recursive: true });
+    for (let i = folder * perFolder; i < Math.min(files, (folder + 1) * perFolder); i += 1) {
+      const kind = next() % 20;
+      const size = kind === 0 ? 0 : next() % 4097;
+      const source = kind < 6 ? noise : words;
+      const from = next() % (source.length - size);
+      writeFileSync(join(path, `${i}${kind < 6 ? '.bin' : '.txt'}`), source.subarray(from, from + size));
+    }
+    utimesSync(path, fixed, fixed);
+  }
+  for (let t = 0; t < top; t += 1)
+    if (existsSync(join(dir, `t${t}`))) utimesSync(join(dir, `t${t}`), fixed, fixed);
+  writeFileSync(join(dir, '.complete'), '');
+}

@@ -227,6 +227,8 @@ export async function scoutRestore(flags: RestoreFlags): Promise<void> {
       dest,
       paths,
       dryRun: flags.dryRun === true,
+      // A dry run prints every file; a restore only counts them (a million names are ~100 MiB).
+      listFiles: flags.dryRun === true,
       onSourceBytes: (read) => progress.update(read, size),
       // Each problem as it happens, on a line of its own (below a progress bar's line).
       onProblem: ({ path, message }) =>
@@ -244,17 +246,17 @@ export async function scoutRestore(flags: RestoreFlags): Promise<void> {
     for (const path of plan.replace) process.stdout.write(`replace ${path}\n`);
     for (const path of plan.unchanged) process.stdout.write(`unchanged ${path}\n`);
     process.stdout.write(
-      `${snapshot}: would add ${plan.add.length} and replace ${plan.replace.length} files (${formatBytes(plan.bytes)}) in ${dest}; ${plan.unchanged.length} unchanged\n`,
+      `${snapshot}: would add ${plan.counts.add} and replace ${plan.counts.replace} files (${formatBytes(plan.bytes)}) in ${dest}; ${plan.counts.unchanged} unchanged\n`,
     );
     if (problems > 0) throw new RestoredWithProblems(`a restore would leave out or change ${withProblems}`);
     return;
   }
   process.stdout.write(
-    `restored ${snapshot} into ${dest}: ${plan.add.length} added, ${plan.replace.length} replaced, ${plan.unchanged.length} unchanged, ${formatBytes(plan.bytes)}\n`,
+    `restored ${snapshot} into ${dest}: ${plan.counts.add} added, ${plan.counts.replace} replaced, ${plan.counts.unchanged} unchanged, ${formatBytes(plan.bytes)}\n`,
   );
   if (problems > 0) {
     throw new RestoredWithProblems(
-      `restored ${snapshot} into ${dest} with problems: ${plan.add.length + plan.replace.length} files restored, ${withProblems}`,
+      `restored ${snapshot} into ${dest} with problems: ${plan.counts.add + plan.counts.replace} files restored, ${withProblems}`,
     );
   }
 }

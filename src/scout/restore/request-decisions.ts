@@ -117,6 +117,7 @@ export function createRequestDecisions(deps: {
             source: download.body,
             keys,
             dest: join(deps.scanRoot, folder),
+            listFiles: false,
             signal: ctx.signal,
             onSourceBytes: (bytes) => ctx.progress({ bytes_done: bytes }),
             onProblem: problemCounter(ctx),
@@ -149,8 +150,8 @@ export function createRequestDecisions(deps: {
         id: request.id,
         snapshot,
         relative_path: folder,
-        added: plan.add.length,
-        replaced: plan.replace.length,
+        added: plan.counts.add,
+        replaced: plan.counts.replace,
         bytes: plan.bytes,
         ...problemsAnswer(plan),
       };

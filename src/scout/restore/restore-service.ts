@@ -166,6 +166,8 @@ export function createRestores(deps: {
           within,
           paths,
           dryRun,
+          // A preview names every file; a restore only counts them (a million names are ~100 MiB).
+          listFiles: dryRun,
           signal: ctx.signal,
           onSourceBytes: (bytes) => ctx.progress({ bytes_done: bytes }),
           onProblem: problemCounter(ctx),
@@ -175,7 +177,7 @@ export function createRestores(deps: {
             deps.notifier,
             'restore_completed',
             jobName,
-            `${snapshot.filename} restored into ${dest === job.absolute_path ? relativePath : dest}: ${plan.add.length} added, ${plan.replace.length} replaced, ${plan.unchanged.length} unchanged${problemsSummary(plan)}`,
+            `${snapshot.filename} restored into ${dest === job.absolute_path ? relativePath : dest}: ${plan.counts.add} added, ${plan.counts.replace} replaced, ${plan.counts.unchanged} unchanged${problemsSummary(plan)}`,
             plan.problemCount > 0,
           );
         return { snapshot: snapshot.filename, plan, dest };
@@ -214,9 +216,9 @@ export function createRestores(deps: {
         add: plan.add,
         replace: plan.replace,
         unchanged: plan.unchanged,
-        add_count: plan.add.length,
-        replace_count: plan.replace.length,
-        unchanged_count: plan.unchanged.length,
+        add_count: plan.counts.add,
+        replace_count: plan.counts.replace,
+        unchanged_count: plan.counts.unchanged,
         bytes: plan.bytes,
         ...problemsAnswer(plan),
       };
@@ -228,9 +230,9 @@ export function createRestores(deps: {
       return {
         status: 'restored',
         snapshot,
-        added: plan.add.length,
-        replaced: plan.replace.length,
-        unchanged: plan.unchanged.length,
+        added: plan.counts.add,
+        replaced: plan.counts.replace,
+        unchanged: plan.counts.unchanged,
         destination: dest,
         bytes: plan.bytes,
         ...problemsAnswer(plan),

@@ -1,24 +1,34 @@
-import { randomBytes } from 'node:crypto';
 import {
   closeSync,
   constants,
+  fstatSync,
   linkSync,
   lstatSync,
   mkdirSync,
   openSync,
   renameSync,
-  rmdirSync,
   rmSync,
   type Stats,
   symlinkSync,
 } from 'node:fs';
-import { dirname, resolve } from 'node:path';
 import type { Readable } from 'node:stream';
 import { logger } from '../../core/log.ts';
-import type { ScoutKey } from '../archive/x25519.ts';
 import { byteString, fsPath, shown } from './byte-paths.ts';
 import { setLinkMetadata, setMetadata } from './entry-metadata.ts';
-import { isEntryProblem, LISTED_PROBLEMS, type RestoreProblem, reasonOf } from './entry-problems.ts';
+import {
+  checkParents,
+  FOLDER,
+  firstMissing,
+  kindOf,
+  NEW_FILE,
+  removeEmpty,
+  safeRelative,
+  split,
+  tempNames,
+} from './entry-paths.ts';
+import { isEntryProblem, LISTED_PROBLEMS, reasonOf } from './entry-problems.ts';
+import { OwnFiles } from './own-files.ts';
+import type { RestoreOptions, RestorePlan } from './restore-plan.ts';
 import {
   assertDestination,
   type OpenFolder,
@@ -32,155 +42,15 @@ import { SparseWriter } from './sparse-writer.ts';
 import { readTar, type TarEntry } from './tar-reader.ts';
 import { createXattrApplier, restorableXattrs } from './xattr-applier.ts';
 
+export { safeRelative } from './entry-paths.ts';
 export type { RestoreProblem } from './entry-problems.ts';
+export type { RestoreOptions, RestorePlan } from './restore-plan.ts';
 export { RefusedEntryError, UnsafeEntryError } from './safe-tree.ts';
 
 const log = logger.child({ mod: 'scout/restore' });
 
 /** Files over this size took a while: their folder is checked again before the rename. */
 const SMALL_FILE = 1024 * 1024;
-
-export interface RestorePlan {
-  /** Files added and replaced (a dry run: that would be), shown as src/shared/byte-names.ts escapes names. */
-  add: string[];
-  replace: string[];
-  /** Files already there with the same content, mode, time (and owner as root): not rewritten. */
-  unchanged: string[];
-  bytes: number;
-  /**
-   * Entries restored without part of their metadata (owner, mode, time, xattrs) or not at all
-   * (a name the file system refuses, a permission, a device): the first LISTED_PROBLEMS.
-   */
-  problems: RestoreProblem[];
-  /** All problems, listed or not. */
-  problemCount: number;
-}
-
-export interface RestoreOptions {
-  /** The encrypted snapshot (age → zstd → tar). */
-  source: Readable;
-  keys: ScoutKey[];
-  /** The job folder restored into; nothing is written outside it. It must not be a symlink. */
-  dest: string;
-  /** A folder `dest` lies in (the scan root): no folder between them may be a symlink either. */
-  within?: string;
-  /**
-   * Restore only these entries and what lies below them (byte strings as safeRelative gives
-   * them); the whole snapshot when absent. A chosen path the snapshot lacks is a problem.
-   */
-  paths?: string[];
-  /** List what would be added and replaced, write nothing. */
-  dryRun?: boolean;
-  signal?: AbortSignal;
-  /** Called after each file is in place, with the file bytes restored so far. */
-  onProgress?: (bytesRestored: number) => void;
-  /**
-   * Restore progress in its one unit: the archive (encrypted) bytes read so far, out of the
-   * snapshot's size — what a download reports, and what an ETA is computed from.
-   */
-  onSourceBytes?: (bytesRead: number) => void;
-  /**
-   * Restore owners (uid/gid), setuid/setgid bits and security.*, trusted.* and ACL xattrs, as
-   * `tar` does for root. Defaults to whether this process runs as root; without it files lose
-   * their setuid/setgid bits.
-   */
-  asRoot?: boolean;
-  /** An entry was restored in part or not at all; the restore goes on. */
-  onProblem?: (problem: RestoreProblem) => void;
-}
-
-/** The entry's path (a byte string) made safe: relative, normalised, no `..`, no NUL. */
-export function safeRelative(path: string): string {
-  if (path.includes('\0')) throw new UnsafeEntryError(`unsafe entry "${shown(path)}": NUL in path`);
-  const trimmed = path.replace(/\/+$/, '');
-  if (trimmed.startsWith('/') || /^[A-Za-z]:/.test(trimmed)) {
-    throw new UnsafeEntryError(`unsafe entry "${shown(path)}": absolute path`);
-  }
-  const parts = trimmed.split('/').filter((p) => p !== '' && p !== '.');
-  if (parts.includes('..')) throw new UnsafeEntryError(`unsafe entry "${shown(path)}": ".." in path`);
-  return parts.join('/');
-}
-
-/**
- * What is at `path`. Metadata calls in the restorer are synchronous on purpose: each is a
- * microsecond syscall, while its async form costs a thread-pool round trip — with thousands
- * of small files that latency, not the bytes, was most of a restore's time.
- */
-function kindAt(path: string | Buffer): 'missing' | 'dir' | 'file' | 'symlink' | 'other' {
-  return kindOf(lstatSync(path, { throwIfNoEntry: false }));
-}
-
-function kindOf(s: Stats | undefined): 'missing' | 'dir' | 'file' | 'symlink' | 'other' {
-  if (!s) return 'missing';
-  if (s.isSymbolicLink()) return 'symlink';
-  if (s.isDirectory()) return 'dir';
-  if (s.isFile()) return 'file';
-  return 'other';
-}
-
-/**
- * For a dry run, which opens nothing: refuses a path whose parent folders (inside dest) are
- * symlinks. A real restore checks the same while opening them (SafeTree).
- */
-function checkParents(dest: string, rel: string, known: Set<string>): void {
-  const parts = rel.split('/').slice(0, -1);
-  let prefix = '';
-  for (const part of parts) {
-    prefix = prefix === '' ? part : `${prefix}/${part}`;
-    // A folder this restore already saw as a real folder stays one: the restore never turns
-    // a folder into a link (a link entry over a folder is refused).
-    if (known.has(prefix)) continue;
-    const kind = kindAt(fsPath(dest, prefix));
-    if (kind === 'symlink')
-      throw new UnsafeEntryError(`unsafe entry "${shown(rel)}": passes through the symlink ${shown(part)}`);
-    if (kind === 'file' || kind === 'other') throw new RefusedEntryError(`${shown(prefix)} is not a folder`);
-    if (kind === 'dir') known.add(prefix);
-  }
-}
-
-/**
- * Temporary names of their own, `.backupd-<8 hex>` (17 bytes, whatever the entry's name: a
- * name of 255 bytes still restores): a random start per restore counting up (no random bytes
- * drawn per file); created with O_EXCL all the same.
- */
-function tempNames(): () => string {
-  let next = randomBytes(4).readUInt32BE(0);
-  return () => {
-    next = (next + 1) >>> 0;
-    return `.backupd-${next.toString(16).padStart(8, '0')}`;
-  };
-}
-
-/** The topmost folder of `dest` (itself or an ancestor) that does not exist yet; null when it does. */
-function firstMissing(dest: string): string | null {
-  let missing: string | null = null;
-  for (let path = resolve(dest); !lstatSync(path, { throwIfNoEntry: false }); path = dirname(path)) {
-    missing = path;
-    if (dirname(path) === path) break;
-  }
-  return missing;
-}
-
-/** Removes `dest` and its parents up to `top` while they are empty (a restore that stopped). */
-function removeEmpty(dest: string, top: string): void {
-  for (let path = resolve(dest); ; path = dirname(path)) {
-    try {
-      rmdirSync(path);
-    } catch {
-      return;
-    }
-    if (path === top || dirname(path) === path) return;
-  }
-}
-
-const NEW_FILE = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW;
-const FOLDER = constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW;
-
-/** `rel` as its parent folder and its name. */
-function split(rel: string): [string, string] {
-  const slash = rel.lastIndexOf('/');
-  return slash < 0 ? ['', rel] : [rel.slice(0, slash), rel.slice(slash + 1)];
-}
 
 /**
  * Restores a snapshot into `dest`: files with matching paths are replaced, files absent from
@@ -201,12 +71,26 @@ function split(rel: string): [string, string] {
 export async function restoreArchive(options: RestoreOptions): Promise<RestorePlan> {
   const { dest } = options;
   const asRoot = options.asRoot ?? process.getuid?.() === 0;
-  const plan: RestorePlan = { add: [], replace: [], unchanged: [], bytes: 0, problems: [], problemCount: 0 };
+  const plan: RestorePlan = {
+    add: [],
+    replace: [],
+    unchanged: [],
+    counts: { add: 0, replace: 0, unchanged: 0 },
+    bytes: 0,
+    problems: [],
+    problemCount: 0,
+  };
+  const listFiles = options.listFiles ?? true;
+  /** Counts a file in the plan (and names it there when listing). */
+  const note = (kind: 'add' | 'replace' | 'unchanged', rel: string) => {
+    plan.counts[kind] += 1;
+    if (listFiles) plan[kind].push(shown(rel));
+  };
   const chosen = options.paths ? new Set(options.paths) : null;
   const matched = new Set<string>();
   const folders: { rel: string; entry: TarEntry; dev: number; ino: number }[] = [];
   /** Files a dry run would write / a restore wrote: the only targets a hard link may have. */
-  const ownFiles = new Set<string>();
+  const ownFiles = new OwnFiles();
   const knownFolders = new Set<string>();
   const plannedLinks = new Set<string>();
   const tempName = tempNames();
@@ -302,10 +186,13 @@ export async function restoreArchive(options: RestoreOptions): Promise<RestorePl
   function linkSource(safe: SafeTree | null, rel: string, linked: string): OpenFolder | null {
     const refuse = () =>
       new RefusedEntryError(`hard link to "${shown(linked)}", which is not a file this restore wrote`);
-    if (!ownFiles.has(linked)) throw refuse();
-    if (!safe) return null;
+    if (!safe) {
+      if (!ownFiles.hasPath(linked)) throw refuse();
+      return null;
+    }
     const folder = safe.openDetached(split(linked)[0], rel);
-    if (kindAt(safe.at(folder, split(linked)[1])) !== 'file') {
+    const target = lstatSync(safe.at(folder, split(linked)[1]), { throwIfNoEntry: false });
+    if (!target?.isFile() || !ownFiles.hasInode(target)) {
       closeSync(folder.fd);
       throw refuse();
     }
@@ -337,19 +224,17 @@ export async function restoreArchive(options: RestoreOptions): Promise<RestorePl
     if (tree) {
       parent = tree.folder(parentRel, true, rel);
       tree.verify(parent);
+      // In a folder this restore made every name is new: made in place, no lstat, temp or rename.
+      if (tree.isMade(parent.rel) && (await createNew(tree, entry, rel, parent, name, data))) return;
     } else {
       checkParents(dest, rel, knownFolders);
+      // A dry run writes nothing, so it remembers what the restore would create to refuse the same entries.
+      const parentLink = plannedLinks.size === 0 ? undefined : plannedParentLink(rel);
+      if (parentLink)
+        throw new UnsafeEntryError(
+          `unsafe entry "${shown(rel)}": passes through the symlink ${shown(parentLink)}`,
+        );
     }
-    // A dry run writes nothing, so it remembers what the restore would create to refuse the same entries.
-    const parentLink = rel
-      .split('/')
-      .slice(0, -1)
-      .map((_, i, parts) => parts.slice(0, i + 1).join('/'))
-      .find((prefix) => plannedLinks.has(prefix));
-    if (parentLink)
-      throw new UnsafeEntryError(
-        `unsafe entry "${shown(rel)}": passes through the symlink ${shown(parentLink)}`,
-      );
     const targetPath = tree && parent ? tree.at(parent, name) : fsPath(dest, rel);
     const existingStats = lstatSync(targetPath, { throwIfNoEntry: false });
     const existing = kindOf(existingStats);
@@ -375,8 +260,9 @@ export async function restoreArchive(options: RestoreOptions): Promise<RestorePl
       // with extended attributes to restore is always rewritten (they are not compared).
       const differing = await compareWith(targetPath, data);
       if (differing === null) {
-        plan.unchanged.push(shown(rel));
-        ownFiles.add(rel);
+        note('unchanged', rel);
+        if (tree) ownFiles.addInode(existingStats);
+        else ownFiles.addPath(rel);
         return;
       }
       toWrite = differing.data;
@@ -418,7 +304,7 @@ export async function restoreArchive(options: RestoreOptions): Promise<RestorePl
     data: AsyncGenerator<Buffer>,
     existing: ReturnType<typeof kindOf>,
   ): Promise<void> {
-    const listed = existing === 'missing' ? plan.add : plan.replace;
+    const listed = existing === 'missing' ? 'add' : 'replace';
     let source: OpenFolder | null = null;
     if (entry.type === '1') {
       const linked = safeRelative(byteString(entry.linkname));
@@ -428,9 +314,9 @@ export async function restoreArchive(options: RestoreOptions): Promise<RestorePl
     if (entry.type === '2') plannedLinks.add(rel);
     if (!tree || !parent) {
       if (entry.type === '0' || entry.type === '1') {
-        listed.push(shown(rel));
+        note(listed, rel);
         plan.bytes += entry.type === '0' ? entry.size : 0;
-        ownFiles.add(rel);
+        ownFiles.addPath(rel);
       }
       return;
     }
@@ -438,7 +324,7 @@ export async function restoreArchive(options: RestoreOptions): Promise<RestorePl
     const entryWarn = (message: string) => problem(rel, message);
     try {
       if (entry.type === '0') {
-        await writeFile(entry, rel, data, temp, tree, parent, tree.at(parent, name), entryWarn);
+        await writeFile(entry, rel, data, temp, tree, parent, tree.at(parent, name));
       } else if (entry.type === '2') {
         symlinkSync(entry.linkname, temp);
         setLinkMetadata(temp, entry, asRoot, entryWarn);
@@ -457,14 +343,123 @@ export async function restoreArchive(options: RestoreOptions): Promise<RestorePl
     } finally {
       if (source) closeSync(source.fd);
     }
-    if (entry.type === '0' || entry.type === '1') {
-      listed.push(shown(rel));
-      ownFiles.add(rel);
+    if (entry.type === '0' || entry.type === '1') note(listed, rel);
+    if (entry.type === '0') fileDone(entry);
+  }
+
+  /** A file's bytes counted and reported. */
+  function fileDone(entry: TarEntry): void {
+    plan.bytes += entry.size;
+    options.onProgress?.(plan.bytes);
+  }
+
+  /** Which planned symlink (a dry run's) the path `rel` would pass through, if any. */
+  function plannedParentLink(rel: string): string | undefined {
+    for (let end = rel.indexOf('/'); end >= 0; end = rel.indexOf('/', end + 1)) {
+      if (plannedLinks.has(rel.slice(0, end))) return rel.slice(0, end);
     }
-    if (entry.type === '0') {
-      plan.bytes += entry.size;
-      options.onProgress?.(plan.bytes);
+    return undefined;
+  }
+
+  /**
+   * A folder, file or symlink made at its own name in a folder this restore made (O_EXCL: never
+   * over or through anything). False when the name is taken after all (someone was faster): the
+   * caller then goes the way of an existing folder. A file that fails half-written is removed.
+   */
+  async function createNew(
+    safe: SafeTree,
+    entry: TarEntry,
+    rel: string,
+    parent: OpenFolder,
+    name: string,
+    data: AsyncGenerator<Buffer>,
+  ): Promise<boolean> {
+    const target = safe.at(parent, name);
+    const taken = (error: unknown) => (error as NodeJS.ErrnoException).code === 'EEXIST';
+    if (entry.type === '5') {
+      try {
+        mkdirSync(target, 0o700);
+      } catch (error) {
+        if (taken(error)) return false;
+        throw error;
+      }
+      const made = lstatSync(target);
+      safe.markMade(rel);
+      folders.push({ rel, entry, dev: made.dev, ino: made.ino });
+      return true;
     }
+    if (entry.type === '2') {
+      try {
+        symlinkSync(entry.linkname, target);
+      } catch (error) {
+        if (taken(error)) return false;
+        throw error;
+      }
+      setLinkMetadata(target, entry, asRoot, (message) => problem(rel, message));
+      return true;
+    }
+    if (entry.type !== '0') return false;
+    let fd: number;
+    try {
+      fd = openSync(target, NEW_FILE, 0o600);
+    } catch (error) {
+      if (taken(error)) return false;
+      throw error;
+    }
+    let handedOver = false;
+    try {
+      handedOver = await fillFile(fd, entry, rel, data, safe, parent);
+    } catch (error) {
+      closeSync(fd);
+      try {
+        rmSync(target, { force: true });
+      } catch {
+        // The entry's own error says what went wrong.
+      }
+      throw error;
+    }
+    if (!handedOver) closeSync(fd);
+    note('add', rel);
+    fileDone(entry);
+    return true;
+  }
+
+  /**
+   * A new file's data (holes for zero blocks) and metadata, written through `fd`; remembered as
+   * one of the restore's own. True when `fd` went to the xattr applier (which closes it).
+   */
+  async function fillFile(
+    fd: number,
+    entry: TarEntry,
+    rel: string,
+    data: AsyncGenerator<Buffer>,
+    safe: SafeTree,
+    parent: OpenFolder,
+    /** Puts the file at its name (a rename), when it was written elsewhere. */
+    putInPlace?: () => void,
+  ): Promise<boolean> {
+    const writer = new SparseWriter(fd);
+    for await (const chunk of data) {
+      if (entry.size > SMALL_FILE) options.signal?.throwIfAborted();
+      writer.write(chunk);
+    }
+    writer.finish();
+    const wanted = restorableXattrs(entry.xattrs, asRoot);
+    const mode = setMetadata(
+      fd,
+      entry,
+      'file',
+      asRoot,
+      (message) => problem(rel, message),
+      wanted.length > 0,
+    );
+    // A big file took a while: check again that its folder was not swapped meanwhile.
+    if (entry.size > SMALL_FILE) safe.verify(parent);
+    putInPlace?.();
+    ownFiles.addInode(fstatSync(fd));
+    if (wanted.length === 0) return false;
+    xattrs.add(fd, shown(rel), wanted, mode);
+    return true;
   }
 
   /** A file's data into `temp` (holes for zero blocks), its metadata, then the rename into place. */
@@ -476,26 +471,11 @@ export async function restoreArchive(options: RestoreOptions): Promise<RestorePl
     safe: SafeTree,
     parent: OpenFolder,
     target: string | Buffer,
-    warn: (message: string) => void,
   ): Promise<void> {
     const fd = openSync(temp, NEW_FILE, 0o600);
     let handedOver = false;
     try {
-      const writer = new SparseWriter(fd);
-      for await (const chunk of data) {
-        if (entry.size > SMALL_FILE) options.signal?.throwIfAborted();
-        writer.write(chunk);
-      }
-      writer.finish();
-      const wanted = restorableXattrs(entry.xattrs, asRoot);
-      const mode = setMetadata(fd, entry, 'file', asRoot, warn, wanted.length > 0);
-      // A big file took a while: check again that its folder was not swapped meanwhile.
-      if (entry.size > SMALL_FILE) safe.verify(parent);
-      renameSync(temp, target);
-      if (wanted.length > 0) {
-        xattrs.add(fd, shown(rel), wanted, mode);
-        handedOver = true;
-      }
+      handedOver = await fillFile(fd, entry, rel, data, safe, parent, () => renameSync(temp, target));
     } finally {
       if (!handedOver) closeSync(fd);
     }

@@ -75,10 +75,26 @@ const codeOf = (error: unknown) => (error as NodeJS.ErrnoException).code;
 export class SafeTree {
   readonly root: string;
   private readonly stack: OpenFolder[];
+  /**
+   * Folders (rel) this restore made: nobody else could have put anything in them (made 0700,
+   * or 0755 for a missing parent, by this process), so a file there is created new in place.
+   */
+  private readonly made = new Set<string>();
 
-  private constructor(root: string, rootFolder: OpenFolder) {
+  private constructor(root: string, rootFolder: OpenFolder, rootMade: boolean) {
     this.root = root;
     this.stack = [rootFolder];
+    if (rootMade) this.made.add('');
+  }
+
+  /** Whether this restore made the folder `rel` (so every name in it is new). */
+  isMade(rel: string): boolean {
+    return this.made.has(rel);
+  }
+
+  /** Records that this restore made the folder `rel` (an archive's folder entry). */
+  markMade(rel: string): void {
+    this.made.add(rel);
   }
 
   /**
@@ -90,8 +106,10 @@ export class SafeTree {
     const chain = destinationChain(root, within);
     assertDestination(root, within);
     let fd: number;
+    let rootMade = false;
     if (within === undefined) {
       const first = mkdirSync(root, { recursive: true, mode: MISSING_FOLDER_MODE });
+      rootMade = first !== undefined;
       if (first !== undefined) {
         for (const made of [first, ...destinationChain(root, first)]) {
           const madeFd = openSync(made, DIR_FLAGS);
@@ -117,6 +135,7 @@ export class SafeTree {
           closeSync(fd);
           fd = next;
           if (made) fchmodSync(fd, MISSING_FOLDER_MODE);
+          rootMade = made;
         } catch (error) {
           closeSync(fd);
           throw error;
@@ -124,7 +143,7 @@ export class SafeTree {
       }
     }
     const s = fstatSync(fd);
-    return new SafeTree(root, { rel: '', fd, dev: s.dev, ino: s.ino });
+    return new SafeTree(root, { rel: '', fd, dev: s.dev, ino: s.ino }, rootMade);
   }
 
   /** The path for a *Sync call on `name` inside `folder`, resolved from the open folder itself. */
@@ -205,7 +224,10 @@ export class SafeTree {
       if (code === 'ENOENT' && create) {
         const made = makeFolder(path);
         const child = this.openChild(parent, name, false, entry);
-        if (made) fchmodSync(child.fd, MISSING_FOLDER_MODE);
+        if (made) {
+          fchmodSync(child.fd, MISSING_FOLDER_MODE);
+          this.made.add(rel);
+        }
         return child;
       }
       if (code === 'ELOOP' || code === 'ENOTDIR') {

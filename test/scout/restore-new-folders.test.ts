@@ -1,0 +1,118 @@
+// Restore into folders the restore made itself (issue #27 item 3): files there are created in
+// place (O_EXCL, no temp file and rename), yet a name someone takes meanwhile is still never
+// written through, a file that fails half-way is removed, a hard link only ever joins a file
+// the restore wrote (by inode, so a file swapped in at that path is refused), and a restore
+// of many files counts them instead of naming each one.
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import {
+  existsSync,
+  linkSync,
+  lstatSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
+import { join } from 'node:path';
+import { Readable } from 'node:stream';
+import { after, describe, test } from 'node:test';
+import { generateScoutKey } from '../../src/scout/archive/x25519.ts';
+import { type RestoreOptions, restoreArchive } from '../../src/scout/restore/restorer.ts';
+import { archiveWithTools } from '../helpers/archives.ts';
+import { scratch } from '../helpers/files.ts';
+import { skipUnlessPrograms } from '../helpers/programs.ts';
+
+const skip = skipUnlessPrograms(['age', 'zstd', 'tar']);
+const { work, fresh } = scratch('backupd-restore-new-');
+const key = generateScoutKey();
+
+/** `tar --format=posix --sort=name <args> | zstd | age`: entries in a known order. */
+const toolArchive = (cwd: string, args: string[]) =>
+  archiveWithTools(cwd, ['--sort=name', ...args], key.ageRecipient);
+
+function restore(archive: Buffer, dest: string, extra: Partial<RestoreOptions> = {}) {
+  return restoreArchive({ source: Readable.from([archive]), keys: [key], dest, ...extra });
+}
+
+describe('restore into folders it made', { skip }, () => {
+  after(() => rmSync(work, { recursive: true, force: true }));
+
+  test('a name taken meanwhile (a symlink planted in the new folder) is replaced, not written through', async () => {
+    const src = fresh('src');
+    mkdirSync(join(src, 'new'));
+    writeFileSync(join(src, 'new', 'a.txt'), 'first');
+    writeFileSync(join(src, 'new', 'b.txt'), 'second');
+    const outside = fresh('outside');
+    writeFileSync(join(outside, 'victim.txt'), 'untouched');
+    const dest = join(fresh('dest'), 'job');
+    let planted = false;
+    const plan = await restore(toolArchive(src, ['new']), dest, {
+      onProgress: () => {
+        if (planted) return;
+        planted = true; // after new/a.txt: b.txt's name is taken by a link to a file outside
+        symlinkSync(join(outside, 'victim.txt'), join(dest, 'new', 'b.txt'));
+      },
+    });
+    assert.deepEqual(plan.problems, []);
+    assert.deepEqual([plan.add, plan.replace], [['new/a.txt'], ['new/b.txt']]);
+    assert.ok(lstatSync(join(dest, 'new', 'b.txt')).isFile());
+    assert.equal(readFileSync(join(dest, 'new', 'b.txt'), 'utf8'), 'second');
+    assert.equal(readFileSync(join(outside, 'victim.txt'), 'utf8'), 'untouched');
+  });
+
+  test('a file cut short in a new folder is removed: nothing half-written stays', async () => {
+    const src = fresh('src');
+    mkdirSync(join(src, 'new'));
+    writeFileSync(join(src, 'new', 'big.bin'), Buffer.alloc(300_000, 3));
+    // The tar stream ends in the middle of big.bin (compressed and encrypted correctly).
+    const archive = execFileSync(
+      'sh',
+      ['-c', 'tar --format=posix -cf - new | head -c 100000 | zstd -q -3 | age -r "$0"', key.ageRecipient],
+      { cwd: src },
+    );
+    const dest = join(fresh('dest'), 'job');
+    await assert.rejects(restore(archive, dest), /truncated/);
+    assert.ok(!existsSync(join(dest, 'new', 'big.bin')), 'no partial big.bin');
+  });
+
+  test('a hard link whose target was swapped after the restore wrote it is refused', async () => {
+    const src = fresh('src');
+    writeFileSync(join(src, 'f'), 'shared');
+    linkSync(join(src, 'f'), join(src, 'g'));
+    const dest = join(fresh('dest'), 'job');
+    const planted = join(fresh('planted'), 'secret');
+    let swapped = false;
+    const plan = await restore(toolArchive(src, ['f', 'g']), dest, {
+      onProgress: () => {
+        if (swapped) return;
+        swapped = true; // after f: a file the restore did not write takes f's name
+        writeFileSync(planted, 'not from the snapshot');
+        renameSync(planted, join(dest, 'f'));
+      },
+    });
+    assert.deepEqual(plan.problems, [
+      { path: 'g', message: 'not restored: hard link to "f", which is not a file this restore wrote' },
+    ]);
+    assert.equal(statSync(join(dest, 'f')).nlink, 1, 'the swapped-in file got no second name');
+    assert.ok(!existsSync(join(dest, 'g')));
+  });
+
+  test('listFiles: false counts the files without naming them', async () => {
+    const src = fresh('src');
+    mkdirSync(join(src, 'd'));
+    for (const name of ['one', 'two', 'three']) writeFileSync(join(src, 'd', name), name);
+    const archive = toolArchive(src, ['d']);
+    const dest = join(fresh('dest'), 'job');
+    const first = await restore(archive, dest, { listFiles: false });
+    assert.deepEqual([first.add, first.counts], [[], { add: 3, replace: 0, unchanged: 0 }]);
+    writeFileSync(join(dest, 'd', 'two'), 'changed');
+    const again = await restore(archive, dest, { listFiles: false });
+    assert.deepEqual([again.unchanged, again.counts], [[], { add: 0, replace: 1, unchanged: 2 }]);
+    assert.deepEqual(readdirSync(join(dest, 'd')).sort(), ['one', 'three', 'two']);
+  });
+});
