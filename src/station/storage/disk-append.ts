@@ -1,9 +1,9 @@
 import { createHash, type Hash } from 'node:crypto';
-import { constants, createReadStream } from 'node:fs';
-import { open, truncate } from 'node:fs/promises';
+import { createReadStream } from 'node:fs';
+import { truncate } from 'node:fs/promises';
 import type { Readable } from 'node:stream';
 import { AppError, badRequest } from '../../core/errors.ts';
-import { createWriteBatches } from './write-batches.ts';
+import { openWriteBatches } from './write-batches.ts';
 
 /** The SHA-256 of a staged file's first `offset` bytes, kept while the bytes arrive. */
 interface RunningHash {
@@ -63,8 +63,7 @@ export function createStagedWriter() {
     ): Promise<{ kept: number; interrupted?: unknown }> {
       const state = await hashAt(id, path, offset);
       const before = state.hash.copy();
-      const handle = await open(path, constants.O_RDWR | constants.O_CREAT);
-      const batches = createWriteBatches(handle, offset, (bytes, at) => {
+      const batches = await openWriteBatches(path, offset, (bytes, at) => {
         state.hash.update(bytes);
         state.offset = at;
       });
@@ -88,7 +87,7 @@ export function createStagedWriter() {
         batches.stop();
         if (error instanceof AppError) {
           // A rejected chunk leaves no trace.
-          await batches.settled();
+          await batches.close();
           await truncate(path, offset);
           running.set(id, { hash: before, offset });
           throw error;
@@ -101,8 +100,7 @@ export function createStagedWriter() {
         }
         throw error;
       } finally {
-        await batches.settled();
-        await handle.close().catch(() => {});
+        await batches.close();
       }
       return { kept: batches.position() - offset };
     },

@@ -1,49 +1,150 @@
-import type { FileHandle } from 'node:fs/promises';
+import { constants } from 'node:fs';
+import { type FileHandle, open } from 'node:fs/promises';
+import { logger } from '../../core/log.ts';
+import { type BatchBlock, BLOCK_BYTES, DIRECT_ALIGN, returnBlock, takeBlock } from './batch-blocks.ts';
 
-/** Size of each of the two buffers a chunk's bytes are copied into before one write. */
-const BATCH_BYTES = 2 * 1024 * 1024;
-/** Bytes that waited this long are written without waiting for a full buffer. */
+const log = logger.child({ mod: 'station/write-batches' });
+
+/** Bytes that waited this long are written without waiting for a full block. */
 const IDLE_FLUSH_MS = 100;
 
 /**
- * Writes a chunk's bytes at `start` in 2 MiB writes from two reused buffers: the bytes of each
- * socket read are copied into the current buffer (so the read's own buffer dies young and costs
- * the garbage collector little); a full buffer is written while the other one fills. Bytes that
- * wait longer than IDLE_FLUSH_MS (the client is slow or has stalled) are written anyway, so what
- * arrived is on disk even if the Station dies next. `written` sees each buffer once it is on
- * disk, before the buffer is reused.
+ * Whether this process writes staged files with O_DIRECT. Measured on this kind of machine (a
+ * virtual machine, 1 GiB in 2 MiB writes): through the page cache the kernel spent 2.4–2.6
+ * CPU-seconds copying into freshly faulted page-cache pages (and wrote 80–110 MiB/s); direct from
+ * the reused blocks it spent 0.02–0.08 s (760–1250 MiB/s). A staged upload is not read again
+ * before finalize, so the cache gains nothing. Filesystems without O_DIRECT (tmpfs on older
+ * kernels, some FUSE and network filesystems) refuse it with EINVAL: then this turns off.
  */
-export function createWriteBatches(
-  handle: FileHandle,
+let directWrites = process.platform === 'linux';
+
+function directRefused(error: unknown): boolean {
+  if ((error as NodeJS.ErrnoException).code !== 'EINVAL' || !directWrites) return false;
+  directWrites = false;
+  log.info({ err: error }, 'the staging filesystem refuses direct writes; writing through the page cache');
+  return true;
+}
+
+const alignDown = (n: number) => n - (n % DIRECT_ALIGN);
+
+async function openDirect(path: string): Promise<FileHandle | null> {
+  if (!directWrites) return null;
+  try {
+    return await open(path, constants.O_RDWR | constants.O_CREAT | constants.O_DIRECT);
+  } catch (error) {
+    if (directRefused(error)) return null;
+    throw error;
+  }
+}
+
+/** Writes all of `bytes` at `position` (a short write, the disk filling up, goes on until ENOSPC). */
+async function writeAll(handle: FileHandle, bytes: Buffer, position: number): Promise<number> {
+  let done = 0;
+  while (done < bytes.length) {
+    const { bytesWritten } = await handle.write(bytes, done, bytes.length - done, position + done);
+    done += bytesWritten;
+    // A direct write that stopped off the alignment cannot go on directly.
+    if (done % DIRECT_ALIGN !== 0 && done < bytes.length) break;
+  }
+  return done;
+}
+
+/**
+ * Writes a chunk's bytes to the staged file at `path` from `start`, in 2 MiB writes from two
+ * blocks of the Station's pool (batch-blocks.ts): the bytes of each socket read are copied into
+ * the current block (so the read's own buffer dies young), and a full block is written while the
+ * other one fills. Blocks are written with O_DIRECT where the filesystem allows it (see
+ * `directWrites`): each block starts at an aligned file offset (a start inside a 4 KiB block
+ * first reads the bytes before it back from the file), and only the unaligned end of the
+ * last block of a chunk goes through the page cache. Bytes that wait longer than IDLE_FLUSH_MS
+ * (the client is slow or has stalled) are written anyway, so what arrived is in the file even
+ * if the Station dies next. `written` sees each block's new bytes once they are in the file,
+ * before the block is reused.
+ */
+export async function openWriteBatches(
+  path: string,
   start: number,
   written: (bytes: Buffer, position: number) => void,
 ) {
-  const buffers = [Buffer.allocUnsafe(BATCH_BYTES), Buffer.allocUnsafe(BATCH_BYTES)];
+  const plain = await open(path, constants.O_RDWR | constants.O_CREAT);
+  let direct: FileHandle | null = null;
+  const blocks: BatchBlock[] = [];
+  try {
+    blocks.push(takeBlock(), takeBlock());
+    // Direct writes need aligned memory: a block from beyond the pool is not.
+    if (blocks.every((b) => b.aligned)) direct = await openDirect(path);
+  } catch (error) {
+    for (const b of blocks.splice(0)) returnBlock(b);
+    await plain.close();
+    throw error;
+  }
   let current = 0;
-  let fill = 0;
+  /** File offset of byte 0 of the current block. */
+  let base = alignDown(start);
+  /** Bytes at the start of the current block that are in the file already (re-written whole). */
+  let head = start - base;
+  /** Bytes in the current block, the head included. */
+  let fill = head;
   let position = start;
   let writing: Promise<void> | null = null;
   let failure: unknown = null;
   let timer: NodeJS.Timeout | null = null;
+  const block = (i: number) => (blocks[i] as BatchBlock).bytes;
 
-  async function write(bytes: Buffer): Promise<void> {
-    let done = 0;
-    while (done < bytes.length) {
-      // A short write (the disk filling up) continues until it completes or fails (ENOSPC).
-      const { bytesWritten } = await handle.write(bytes, done, bytes.length - done, position + done);
-      done += bytesWritten;
-    }
-    position += bytes.length;
-    written(bytes, position);
+  let closed = false;
+  async function release(): Promise<void> {
+    if (closed) return;
+    closed = true;
+    for (const b of blocks.splice(0)) returnBlock(b);
+    await direct?.close().catch(() => {});
+    await plain.close().catch(() => {});
   }
 
-  /** Starts writing the current buffer (the other one must be free) and switches to the other. */
+  if (head > 0) {
+    const { bytesRead } = await plain.read(block(0), 0, head, base).catch(async (error: unknown) => {
+      await release();
+      throw error;
+    });
+    if (bytesRead !== head) {
+      await release();
+      throw new Error(`the staged file is shorter than its ${start} bytes`);
+    }
+  }
+
+  async function write(bytes: Buffer, at: number, known: number): Promise<void> {
+    let done = 0;
+    if (direct) {
+      try {
+        done = await writeAll(direct, bytes.subarray(0, alignDown(bytes.length)), at);
+      } catch (error) {
+        if (!directRefused(error)) throw error;
+        await direct.close().catch(() => {});
+        direct = null;
+        done = 0;
+      }
+    }
+    done = Math.max(done, known);
+    if (done < bytes.length) await writeAll(plain, bytes.subarray(done), at + done);
+    position = at + bytes.length;
+    written(bytes.subarray(known), position);
+  }
+
+  /**
+   * Starts writing the current block (the other one must be free) and switches to the other,
+   * which starts at the aligned offset below the end: the unaligned rest is carried over.
+   */
   function handOff(): void {
-    if (fill === 0 || failure !== null) return;
-    const bytes = (buffers[current] as Buffer).subarray(0, fill);
+    if (fill === head || failure !== null) return;
+    const bytes = block(current).subarray(0, fill);
+    const at = base;
+    const known = head;
+    const carry = fill % DIRECT_ALIGN;
+    bytes.copy(block(1 - current), 0, fill - carry, fill);
     current = 1 - current;
-    fill = 0;
-    writing = write(bytes)
+    base = at + fill - carry;
+    head = carry;
+    fill = carry;
+    writing = write(bytes, at, known)
       .catch((error: unknown) => {
         failure ??= error;
       })
@@ -68,23 +169,24 @@ export function createWriteBatches(
   };
 
   return {
+    /** Bytes of the file that are written (the next offset). */
     position: () => position,
 
     async push(chunk: Buffer): Promise<void> {
       check();
       let at = 0;
       while (at < chunk.length) {
-        const copied = chunk.copy(buffers[current] as Buffer, fill, at);
+        const copied = chunk.copy(block(current), fill, at);
         fill += copied;
         at += copied;
-        if (fill === BATCH_BYTES) {
+        if (fill === BLOCK_BYTES) {
           clearTimer();
           if (writing) await writing;
           check();
           handOff();
         }
       }
-      if (fill > 0) timer ??= setTimeout(idleFlush, IDLE_FLUSH_MS);
+      if (fill > head) timer ??= setTimeout(idleFlush, IDLE_FLUSH_MS);
     },
 
     /** Writes what is pending and waits for every write. */
@@ -99,13 +201,14 @@ export function createWriteBatches(
     /** Drops what is pending (a refused chunk). */
     stop(): void {
       clearTimer();
-      fill = 0;
+      fill = head;
     },
 
-    /** Waits for the write in flight, if any. */
-    async settled(): Promise<void> {
+    /** Waits for the write in flight, if any, then gives the blocks back and closes the file. */
+    async close(): Promise<void> {
       clearTimer();
       if (writing) await writing;
+      await release();
     },
   };
 }
