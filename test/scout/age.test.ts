@@ -14,7 +14,6 @@ import {
   hkdfSync,
   randomBytes,
 } from 'node:crypto';
-import { createWriteStream } from 'node:fs';
 import {
   chmod,
   lstat,
@@ -33,7 +32,7 @@ import { Readable, type Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { after, before, describe, test } from 'node:test';
 import { createZstdCompress, constants as zlibConstants } from 'node:zlib';
-import { AgeError, createAgeDecrypt, createAgeEncrypt } from '../../src/scout/archive/age.ts';
+import { AgeError, createAgeDecrypt } from '../../src/scout/archive/age.ts';
 import {
   generateScoutKey,
   parseRecipient,
@@ -43,6 +42,7 @@ import {
   x25519,
 } from '../../src/scout/archive/x25519.ts';
 import { bech32Encode } from '../../src/shared/bech32.ts';
+import { sealFile } from '../helpers/age-seal.ts';
 import { IN_CI, missingPrograms } from '../helpers/programs.ts';
 
 const CHUNK = 64 * 1024;
@@ -148,8 +148,16 @@ async function through(transform: Transform, data: Buffer, size?: number): Promi
   return output;
 }
 
-const encrypt = (key: ScoutKey, data: Buffer, size?: number) =>
-  through(createAgeEncrypt(key.publicKey), data, size);
+/** `data` encrypted to `key` by the archive's own sealing worker, handed over in pieces of `size` bytes. */
+let sealedFiles = 0;
+async function encrypt(key: ScoutKey, data: Buffer, size = Math.max(1, data.length)): Promise<Buffer> {
+  sealedFiles += 1;
+  const path = join(dir, `sealed-${sealedFiles}.age`);
+  await sealFile(key.publicKey, pieces(data, size), path);
+  const sealed = await readFile(path);
+  await rm(path);
+  return sealed;
+}
 const decrypt = (keys: ScoutKey[], data: Buffer, size?: number) =>
   through(createAgeDecrypt(keys), data, size);
 
@@ -865,10 +873,10 @@ describe('pipeline with the standard tools', () => {
     if ('stdin' in compressor) {
       const zstdExit = collect(compressor, false);
       tar.stdout.pipe(compressor.stdin);
-      await pipeline(compressor.stdout, createAgeEncrypt(key.publicKey), createWriteStream(path));
+      await sealFile(key.publicKey, compressor.stdout, path);
       assert.equal((await zstdExit).code, 0);
     } else {
-      await pipeline(tar.stdout, compressor, createAgeEncrypt(key.publicKey), createWriteStream(path));
+      await sealFile(key.publicKey, tar.stdout.pipe(compressor), path);
     }
     assert.equal(await tarExit, 0, Buffer.concat(tarStderr).toString());
     const target = join(dir, `restore-${label}`);

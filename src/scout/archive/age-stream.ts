@@ -1,6 +1,9 @@
 /** The STREAM sealer's two operations; see `ageStreamSealer`. */
 export interface StreamSealer {
-  /** The sealed chunks that `data` completes (possibly none: an empty buffer). */
+  /**
+   * The sealed chunks that `data` completes (possibly none: an empty buffer), in an output
+   * buffer the sealer keeps and reuses: valid until the next call.
+   */
   push(data: Buffer): Buffer;
   /** The final chunk (the last flag set): what is left, at most 64 KiB, maybe empty. */
   end(): Buffer;
@@ -11,7 +14,8 @@ export interface StreamSealer {
  * counter nonce whose last byte marks the final chunk) for a writer that hands over large
  * pieces: each `push` seals every complete chunk it can — keeping at least one byte back for
  * the final chunk — into one output buffer, reading the input as slices; only a chunk that
- * spans two pieces is copied.
+ * spans two pieces is copied. The output buffer is allocated once (grown to the biggest push)
+ * and reused, not allocated per push.
  *
  * Self-contained on purpose (no names from outside the function): the archive's sealing
  * worker runs this very function from its source text (seal-worker.ts).
@@ -26,6 +30,7 @@ export function ageStreamSealer(payloadKey: Buffer): StreamSealer {
   const nonce = Buffer.alloc(12);
   let carryLength = 0;
   let counter = 0;
+  let output: Buffer | null = null;
 
   function sealInto(out: Buffer, offset: number, plain: Buffer, last: boolean): void {
     nonce.writeUIntBE(counter, 5, 6);
@@ -47,7 +52,14 @@ export function ageStreamSealer(payloadKey: Buffer): StreamSealer {
     push(data: Buffer): Buffer {
       const total = carryLength + data.length;
       const chunks = total > 0 ? Math.floor((total - 1) / chunk) : 0;
-      const out = Buffer.allocUnsafe(chunks * (chunk + tag));
+      const size = chunks * (chunk + tag);
+      if (output === null || output.length < size) {
+        (output?.buffer as (ArrayBuffer & { transfer(length: number): ArrayBuffer }) | undefined)?.transfer(
+          0,
+        );
+        output = Buffer.allocUnsafeSlow(size);
+      }
+      const out = output.subarray(0, size);
       let at = 0;
       for (let i = 0; i < chunks; i += 1) {
         let plain: Buffer;

@@ -12,7 +12,6 @@ import { Transform, type TransformCallback } from 'node:stream';
 import { ByteQueue } from '../restore/byte-queue.ts';
 import { ArmorDecoder, startsArmor } from './age-armor.ts';
 import { AgeError } from './age-errors.ts';
-import { ageStreamSealer } from './age-stream.ts';
 import { publicKeyObject, type ScoutKey, x25519 } from './x25519.ts';
 
 export { AgeError, type AgeFailure } from './age-errors.ts';
@@ -21,7 +20,9 @@ export { AgeError, type AgeFailure } from './age-errors.ts';
  * The age v1 file format (age-encryption.org/v1) for X25519 recipients, on node:crypto:
  * a text header whose stanza wraps a random file key, then the STREAM payload —
  * ChaCha20-Poly1305 over 64 KiB chunks with a counter nonce whose last byte marks the
- * final chunk. Anything `age -d -i` reads, and the reverse.
+ * final chunk. Anything `age -d -i` reads, and the reverse. Here: the header of a new file
+ * (newHeader) and the reader (createAgeDecrypt); a new file's payload is sealed by the
+ * archive's sealing worker (seal-worker.ts with age-stream.ts), the one encryptor there is.
  */
 const VERSION_LINE = 'age-encryption.org/v1';
 const X25519_LABEL = 'age-encryption.org/v1/X25519';
@@ -92,28 +93,6 @@ export function newHeader(recipient: Uint8Array): { header: Buffer; payloadKey: 
     payloadKey: hkdf(fileKey, nonce, 'payload'),
     nonce,
   };
-}
-
-/** Encrypts a byte stream to an X25519 recipient (its 32-byte public key). */
-export function createAgeEncrypt(recipient: Uint8Array): Transform {
-  const { header: head, payloadKey } = newHeader(recipient);
-  const sealer = ageStreamSealer(payloadKey);
-  let headerSent = false;
-  const header = (push: (b: Buffer) => void) => {
-    if (!headerSent) push(head);
-    headerSent = true;
-  };
-  return new Transform({
-    transform(chunk: Buffer, _encoding, done: TransformCallback) {
-      header((b) => this.push(b));
-      const sealed = sealer.push(chunk);
-      done(null, sealed.length > 0 ? sealed : undefined);
-    },
-    flush(done: TransformCallback) {
-      header((b) => this.push(b));
-      done(null, sealer.end());
-    },
-  });
 }
 
 interface ParsedHeader {

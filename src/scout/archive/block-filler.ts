@@ -1,20 +1,23 @@
 import { readSync } from 'node:fs';
+import type { Slot } from './block-pool.ts';
 import { SourceReadError, type TarSink } from './tar-writer.ts';
 
 /**
  * The tar stream cut into fixed-size blocks, filled in place: headers are copied in and file
- * data is read from disk straight into the block, so each byte is copied once on its way to
- * zstd. A full block is handed to `emit`, which answers the next empty block (and waits while
- * too many are in flight).
+ * data is read from disk straight into the block (a pool slot's `input`, block-pool.ts), so
+ * each byte is copied once on its way to zstd. A full block is handed to `emit`, which answers
+ * the next empty slot (and waits while all are in flight).
  */
 export class BlockFiller implements TarSink {
+  #slot: Slot;
   #block: Buffer;
   #used = 0;
   #total = 0;
-  readonly #emit: (block: Buffer, length: number) => Promise<Buffer>;
+  readonly #emit: (slot: Slot, length: number) => Promise<Slot>;
 
-  constructor(first: Buffer, emit: (block: Buffer, length: number) => Promise<Buffer>) {
-    this.#block = first;
+  constructor(first: Slot, emit: (slot: Slot, length: number) => Promise<Slot>) {
+    this.#slot = first;
+    this.#block = first.input;
     this.#emit = emit;
   }
 
@@ -48,14 +51,16 @@ export class BlockFiller implements TarSink {
     return bytesRead;
   }
 
-  /** Hands over the last, partly filled block. */
-  async end(): Promise<void> {
+  /** Hands over the last, partly filled block; the slot it leaves unused is answered. */
+  async end(): Promise<Slot> {
     if (this.#used > 0) await this.#flush();
+    return this.#slot;
   }
 
   async #flush(): Promise<void> {
     const length = this.#used;
     this.#used = 0;
-    this.#block = await this.#emit(this.#block, length);
+    this.#slot = await this.#emit(this.#slot, length);
+    this.#block = this.#slot.input;
   }
 }

@@ -4,16 +4,24 @@ import { MessageChannel } from 'node:worker_threads';
 import type { WalkEntry } from '../jobs/walk.ts';
 import { newHeader } from './age.ts';
 import { BlockFiller } from './block-filler.ts';
+import { BlockPool, type Slot } from './block-pool.ts';
 import { SealWorker } from './seal-worker.ts';
 import { type ArchiveSkip, writeTar } from './tar-writer.ts';
 import type { XattrMap } from './xattr-scan.ts';
-import { ZstdWorkers } from './zstd-workers.ts';
+import { frameBound, ZstdWorkers } from './zstd-workers.ts';
 
 /**
  * Tar bytes per zstd frame. 1 MiB frames compress within 1 % of 4 MiB ones on the bench
  * dataset, and keep the memory in flight small (1 GiB archive: peak RSS +87 MiB, not +110).
  */
 const BLOCK = 1024 * 1024;
+
+/**
+ * Slots in the pool (block-pool.ts), each a block and its frame: the blocks in flight. Enough
+ * that the hand-offs between threads never leave one idle: 6 in flight took the 1 GiB archive
+ * 7.2 s, 16 took 4.8 s (the pipeline of programs: 4.8 s). 16 slots hold 32 MiB.
+ */
+const SLOTS = 16;
 
 export interface ArchiveOptions {
   jobDir: string;
@@ -40,10 +48,6 @@ export interface ArchiveResult {
   skipped: ArchiveSkip[];
 }
 
-/** Frees a block's memory now (detaching it): an idle Scout runs no garbage collection. */
-const release = (block: Buffer) =>
-  (block.buffer as ArrayBuffer & { transfer(n: number): ArrayBuffer }).transfer(0);
-
 /** Something to wait for: the next event of the workers (a frame sealed, a failure). */
 function events() {
   const waiting: (() => void)[] = [];
@@ -61,7 +65,9 @@ function events() {
  * threads turn each block into one level-3 frame (zstd-workers.ts); a sealing worker
  * encrypts the frames in order with age to the Scout key, hashes and writes them
  * (seal-worker.ts) into a `.part` file, fsynced and renamed into place when complete.
- * Memory stays bounded by the blocks in flight whatever the archive size.
+ * The blocks and frames are a fixed pool of slots (block-pool.ts) that travel reader → zstd
+ * worker → sealing worker → reader, transferred, never allocated per block; memory stays
+ * bounded by that pool whatever the archive size.
  */
 export async function writeArchive(options: ArchiveOptions): Promise<ArchiveResult> {
   const partPath = `${options.outPath}.part`;
@@ -72,7 +78,7 @@ export async function writeArchive(options: ArchiveOptions): Promise<ArchiveResu
     failure ??= error;
     changed.notify();
   };
-  let sealed = 0;
+  const pool = new BlockPool({ count: SLOTS, blockSize: BLOCK, frameSize: frameBound(BLOCK) });
   const channels = Array.from({ length: Math.max(2, availableParallelism()) }, () => new MessageChannel());
   let handle: FileHandle | null = null;
   let zstd: ZstdWorkers | null = null;
@@ -81,40 +87,31 @@ export async function writeArchive(options: ArchiveOptions): Promise<ArchiveResu
   const skipped: ArchiveSkip[] = [];
   try {
     handle = await open(partPath, 'w');
-    zstd = new ZstdWorkers({ level: 3, blockSize: BLOCK, frames: channels.map((c) => c.port1), onFailure });
+    zstd = new ZstdWorkers({ level: 3, frames: channels.map((c) => c.port1), onFailure });
     sealer = new SealWorker({
       fd: handle.fd,
       header,
       payloadKey,
       frames: channels.map((c) => c.port2),
-      onSealed: (count) => {
-        sealed = count;
+      onSealed: (_count, slot) => {
+        pool.give(slot);
         changed.notify();
       },
       onFailure,
     });
     const workers = zstd;
-    // Blocks not yet sealed. Enough that the hand-offs between threads never leave one idle:
-    // 6 in flight took the 1 GiB archive 7.2 s, 16 took 4.8 s (the pipeline of programs: 4.8 s).
-    const limit = 16;
-    const spare: Buffer[] = [];
-    let blocks = 1;
-    const filler: BlockFiller = new BlockFiller(Buffer.allocUnsafeSlow(BLOCK), async (block, length) => {
-      workers.compress(block, length).then(
-        (back) => {
-          spare.push(back);
-          changed.notify();
-        },
-        () => {},
-      );
+    const nextSlot = async (): Promise<Slot> => {
+      for (;;) {
+        if (failure) throw failure;
+        const slot = pool.take();
+        if (slot) return slot;
+        await changed.next();
+      }
+    };
+    const filler: BlockFiller = new BlockFiller(await nextSlot(), async (slot, length) => {
+      workers.compress(slot, length);
       options.onProgress?.(filler.total);
-      const wait = () => workers.count - sealed > limit || (spare.length === 0 && blocks > limit);
-      while (wait() && !failure) await changed.next();
-      if (failure) throw failure;
-      const next = spare.pop();
-      if (next) return next;
-      blocks += 1;
-      return Buffer.allocUnsafeSlow(BLOCK);
+      return nextSlot();
     });
     await writeTar(options.jobDir, options.entries, filler, {
       signal: options.signal,
@@ -125,8 +122,7 @@ export async function writeArchive(options: ArchiveOptions): Promise<ArchiveResu
       followSymlinks: options.followSymlinks,
       xattrs: options.xattrs,
     });
-    await filler.end();
-    for (const block of spare.splice(0)) release(block);
+    pool.give(await filler.end());
     // A zstd worker that fails after the last block was handed over would leave the sealer
     // waiting for a frame that never comes: its failure ends the wait too.
     const failed = (async () => {
@@ -137,6 +133,7 @@ export async function writeArchive(options: ArchiveOptions): Promise<ArchiveResu
     await handle.sync();
     await handle.close();
     handle = null;
+    pool.release();
     await rename(partPath, options.outPath);
     complete = true;
     return { ...result, skipped };
@@ -151,5 +148,6 @@ export async function writeArchive(options: ArchiveOptions): Promise<ArchiveResu
       channel.port1.close();
       channel.port2.close();
     }
+    pool.release();
   }
 }

@@ -1,13 +1,17 @@
 import type { MessagePort } from 'node:worker_threads';
 import { Worker } from 'node:worker_threads';
 import { ageStreamSealer } from './age-stream.ts';
+import { type Slot, slotOf } from './block-pool.ts';
+import { WORKER_HEAP } from './worker-heap.ts';
 
 /**
  * The sealing worker's program, run from its source text with the age STREAM sealer passed
  * in (both self-contained). Frames arrive from the zstd workers' ports tagged with their
- * number; they are sealed strictly in order, hashed and written to the open file `fd`, and
- * each one is acknowledged to the parent (`{ sealed }`: frames sealed so far). After
- * `{ end: n }` and frame n-1, the final chunk goes out and the parent gets `{ size, sha256 }`.
+ * number, each in its slot's `output` (block-pool.ts); they are sealed strictly in order (into
+ * the sealer's one reused output buffer), hashed and written to the open file `fd`, and each
+ * slot goes back to the parent (`{ sealed, input, output }`: frames sealed so far and the
+ * slot's buffers, transferred). After `{ end: n }` and frame n-1, the final chunk goes out and
+ * the parent gets `{ size, sha256 }`.
  */
 function sealWorkerMain(makeSealer: typeof ageStreamSealer): void {
   const { parentPort, workerData } = process.getBuiltinModule('node:worker_threads');
@@ -17,7 +21,7 @@ function sealWorkerMain(makeSealer: typeof ageStreamSealer): void {
   const sealer = makeSealer(Buffer.from(workerData.payloadKey));
   const hash = createHash('sha256');
   const fd: number = workerData.fd;
-  const waiting = new Map<number, Buffer>();
+  const waiting = new Map<number, { input: ArrayBuffer; output: ArrayBuffer; length: number }>();
   let next = 0;
   let end: number | null = null;
   let size = 0;
@@ -29,24 +33,18 @@ function sealWorkerMain(makeSealer: typeof ageStreamSealer): void {
     size += bytes.length;
   }
 
-  /** Frees a buffer's memory now (detaching it), not at some later garbage collection. */
-  function release(bytes: Buffer): void {
-    if (bytes.byteLength >= 64 * 1024)
-      (bytes.buffer as ArrayBuffer & { transfer(n: number): ArrayBuffer }).transfer(0);
-  }
-
   function advance(): void {
     if (failed) return;
     try {
       let frame = waiting.get(next);
       while (frame) {
         waiting.delete(next);
-        const sealed = sealer.push(frame);
-        write(sealed);
-        release(sealed);
-        release(frame);
+        write(sealer.push(Buffer.from(frame.output, 0, frame.length)));
         next += 1;
-        parent.postMessage({ sealed: next });
+        parent.postMessage({ sealed: next, input: frame.input, output: frame.output }, [
+          frame.input,
+          frame.output,
+        ]);
         frame = waiting.get(next);
       }
       if (end !== null && next === end) {
@@ -62,8 +60,8 @@ function sealWorkerMain(makeSealer: typeof ageStreamSealer): void {
 
   write(Buffer.from(workerData.header));
   for (const port of workerData.frames as MessagePort[]) {
-    port.on('message', (m: { id: number; frame: ArrayBuffer; offset: number; length: number }) => {
-      waiting.set(m.id, Buffer.from(m.frame, m.offset, m.length));
+    port.on('message', (m: { id: number; input: ArrayBuffer; output: ArrayBuffer; length: number }) => {
+      waiting.set(m.id, m);
       advance();
     });
   }
@@ -92,8 +90,8 @@ export class SealWorker {
     header: Buffer;
     payloadKey: Buffer;
     frames: MessagePort[];
-    /** Frames sealed and written so far. */
-    onSealed: (count: number) => void;
+    /** Frames sealed and written so far, and the slot the last one came in, handed back. */
+    onSealed: (count: number, slot: Slot) => void;
     onFailure: (error: Error) => void;
   }) {
     this.#worker = new Worker(WORKER_SOURCE, {
@@ -105,6 +103,7 @@ export class SealWorker {
         frames: options.frames,
       },
       transferList: options.frames,
+      resourceLimits: WORKER_HEAP,
     });
     const fail = (error: Error) => {
       if (this.#failure) return;
@@ -112,11 +111,22 @@ export class SealWorker {
       this.#reject?.(error);
       options.onFailure(error);
     };
-    this.#worker.on('message', (m: { sealed?: number; size?: number; sha256?: string; error?: string }) => {
-      if (m.error !== undefined) fail(new Error(`cannot write the archive: ${m.error}`));
-      else if (m.sealed !== undefined) options.onSealed(m.sealed);
-      else if (m.sha256 !== undefined) this.#result?.({ size: m.size ?? 0, sha256: m.sha256 });
-    });
+    this.#worker.on(
+      'message',
+      (m: {
+        sealed?: number;
+        input?: ArrayBuffer;
+        output?: ArrayBuffer;
+        size?: number;
+        sha256?: string;
+        error?: string;
+      }) => {
+        if (m.error !== undefined) fail(new Error(`cannot write the archive: ${m.error}`));
+        else if (m.sealed !== undefined && m.input && m.output)
+          options.onSealed(m.sealed, slotOf({ input: m.input, output: m.output }));
+        else if (m.sha256 !== undefined) this.#result?.({ size: m.size ?? 0, sha256: m.sha256 });
+      },
+    );
     this.#worker.on('error', fail);
     this.#worker.on('exit', (code) => {
       if (code !== 0) fail(new Error(`the archive's sealing worker stopped (exit code ${code})`));

@@ -1,46 +1,74 @@
 import type { MessagePort } from 'node:worker_threads';
 import { Worker } from 'node:worker_threads';
+import { type Slot, slotMessage } from './block-pool.ts';
+import { WORKER_HEAP } from './worker-heap.ts';
 
 /**
  * The worker's program, run from its source text (`eval`), so it needs no file beside the
  * bundle or the single executable. Self-contained: it may use nothing from this module.
- * Each message is a block (its buffer transferred, not copied); the block becomes one
- * complete zstd frame with a checksum, sent with the block's number to `frames` (the sealing
- * worker), and the block's buffer goes back to the sender for reuse.
+ * Each message is a slot (block-pool.ts, its buffers transferred, not copied): the tar bytes
+ * in `input` become one complete zstd frame with a checksum, written into the slot's own
+ * `output`, and the slot goes on with the block's number to `frames` (the sealing worker).
+ *
+ * One compression context lives as long as the worker, and each frame is ended with
+ * ZSTD_e_end on it (the context then starts the next frame afresh). `zstdCompressSync` would
+ * make and free a context of several MiB, and an output buffer, per block. Node has no public
+ * call that compresses into a given buffer, so this uses the one its own zlib code uses
+ * (`_handle.writeSync`), and falls back to `zstdCompressSync` plus a copy if a Node release
+ * lacks it.
  */
 function zstdWorkerMain(): void {
   const { parentPort, workerData } = process.getBuiltinModule('node:worker_threads');
   const zlib = process.getBuiltinModule('node:zlib');
   const frames: MessagePort = workerData.frames;
-  const options = {
-    // One output buffer big enough for any block: no concatenation of output pieces.
-    chunkSize: workerData.maxFrame,
-    params: {
-      [zlib.constants.ZSTD_c_compressionLevel]: workerData.level,
-      [zlib.constants.ZSTD_c_checksumFlag]: 1,
-    },
+  const params = {
+    [zlib.constants.ZSTD_c_compressionLevel]: workerData.level,
+    [zlib.constants.ZSTD_c_checksumFlag]: 1,
   };
-  parentPort?.on('message', (job: { id: number; block: ArrayBuffer; length: number }) => {
-    try {
-      const frame = zlib.zstdCompressSync(new Uint8Array(job.block, 0, job.length), options);
-      // A big answer is a slice of zlib's own output buffer: hand that buffer over whole.
-      let owned = frame;
-      if (frame.buffer.byteLength < 64 * 1024) {
-        owned = Buffer.from(new ArrayBuffer(frame.length));
-        frame.copy(owned);
-      }
-      frames.postMessage(
-        { id: job.id, frame: owned.buffer, offset: owned.byteOffset, length: owned.length },
-        [owned.buffer as ArrayBuffer],
-      );
-      parentPort.postMessage({ id: job.id, block: job.block }, [job.block]);
-    } catch (error) {
-      parentPort.postMessage({ id: job.id, error: String((error as Error).message ?? error) });
-    }
+  const stream = new zlib.ZstdCompress({ params }) as unknown as {
+    _handle?: { writeSync?: (...args: unknown[]) => void };
+    _writeState?: Uint32Array;
+    on(event: 'error', listener: (error: Error) => void): void;
+  };
+  let streamError: Error | null = null;
+  stream.on('error', (error) => {
+    streamError = error;
   });
+  const handle = stream._handle;
+  const state = stream._writeState;
+  const direct = typeof handle?.writeSync === 'function' && state instanceof Uint32Array;
+
+  /** Compresses `input` as one frame into `output`; answers the frame's length. */
+  function compress(input: Buffer, output: Buffer): number {
+    if (!direct) return zlib.zstdCompressSync(input, { params }).copy(output);
+    handle?.writeSync?.(zlib.constants.ZSTD_e_end, input, 0, input.length, output, 0, output.length);
+    if (streamError) throw streamError;
+    const [outLeft = 0, inLeft = 0] = state as Uint32Array;
+    // The output holds ZSTD_compressBound(block): a frame that did not end in it is a bug.
+    if (inLeft !== 0 || outLeft === 0) throw new Error('the zstd frame did not fit its output block');
+    return output.length - outLeft;
+  }
+
+  parentPort?.on(
+    'message',
+    (job: { id: number; input: ArrayBuffer; output: ArrayBuffer; length: number }) => {
+      try {
+        const length = compress(Buffer.from(job.input, 0, job.length), Buffer.from(job.output));
+        frames.postMessage({ id: job.id, input: job.input, output: job.output, length }, [
+          job.input,
+          job.output,
+        ]);
+      } catch (error) {
+        parentPort.postMessage({ id: job.id, error: String((error as Error).message ?? error) });
+      }
+    },
+  );
 }
 
 const WORKER_SOURCE = `(${zstdWorkerMain.toString()})()`;
+
+/** ZSTD_compressBound: the largest frame a block of `size` bytes can become. */
+export const frameBound = (size: number) => size + (size >> 7) + 1024;
 
 /**
  * zstd on every core: long-lived worker threads, each turning a block into one complete zstd
@@ -50,37 +78,21 @@ const WORKER_SOURCE = `(${zstdWorkerMain.toString()})()`;
  */
 export class ZstdWorkers {
   readonly #workers: Worker[];
-  readonly #pending = new Map<number, { resolve: (block: Buffer) => void; reject: (e: Error) => void }>();
   #next = 0;
   #failure: Error | null = null;
   readonly #onFailure: (error: Error) => void;
 
-  constructor(options: {
-    level: number;
-    blockSize: number;
-    frames: MessagePort[];
-    onFailure: (error: Error) => void;
-  }) {
+  constructor(options: { level: number; frames: MessagePort[]; onFailure: (error: Error) => void }) {
     this.#onFailure = options.onFailure;
     this.#workers = options.frames.map((frames) => {
       const worker = new Worker(WORKER_SOURCE, {
         eval: true,
-        // ZSTD_compressBound: the largest frame a block can become.
-        workerData: {
-          level: options.level,
-          frames,
-          maxFrame: options.blockSize + (options.blockSize >> 7) + 1024,
-        },
+        workerData: { level: options.level, frames },
         transferList: [frames],
+        resourceLimits: WORKER_HEAP,
       });
-      worker.on('message', (answer: { id: number; block?: ArrayBuffer; error?: string }) => {
-        const waiting = this.#pending.get(answer.id);
-        this.#pending.delete(answer.id);
-        if (answer.error !== undefined || !answer.block) {
-          this.#fail(new Error(`zstd compression failed: ${answer.error ?? 'no block'}`));
-        } else {
-          waiting?.resolve(Buffer.from(answer.block));
-        }
+      worker.on('message', (answer: { id: number; error?: string }) => {
+        this.#fail(new Error(`zstd compression failed: ${answer.error ?? 'no frame'}`));
       });
       worker.on('error', (error: Error) => this.#fail(error));
       worker.on('exit', (code) => {
@@ -91,21 +103,16 @@ export class ZstdWorkers {
   }
 
   /**
-   * Compresses `block[0, length)` as block number `id` (0, 1, 2, … in order). The block's
-   * buffer is given up; the promise answers it back once compressed.
+   * Compresses `slot.input[0, length)` into `slot.output` as block number `id` (0, 1, 2, … in
+   * order). The slot is given up: the sealing worker hands it back (seal-worker.ts).
    */
-  compress(block: Buffer, length: number): Promise<Buffer> {
-    if (this.#failure) return Promise.reject(this.#failure);
-    if (block.byteOffset !== 0 || block.buffer.byteLength !== block.length) {
-      throw new Error('a zstd block must own its whole buffer (Buffer.allocUnsafeSlow)');
-    }
+  compress(slot: Slot, length: number): void {
+    if (this.#failure) throw this.#failure;
     const id = this.#next;
     this.#next += 1;
     const worker = this.#workers[id % this.#workers.length] as Worker;
-    return new Promise<Buffer>((resolve, reject) => {
-      this.#pending.set(id, { resolve, reject });
-      worker.postMessage({ id, block: block.buffer, length }, [block.buffer as ArrayBuffer]);
-    });
+    const message = slotMessage(slot);
+    worker.postMessage({ id, ...message, length }, [message.input, message.output]);
   }
 
   /** Blocks given so far. */
@@ -113,22 +120,15 @@ export class ZstdWorkers {
     return this.#next;
   }
 
-  /** Stops the workers; what is still pending fails. */
+  /** Stops the workers. */
   async close(): Promise<void> {
     this.#failure ??= new Error('zstd workers closed');
-    this.#rejectPending(this.#failure);
     await Promise.all(this.#workers.map((worker) => worker.terminate()));
   }
 
   #fail(error: Error): void {
     if (this.#failure) return;
     this.#failure = error;
-    this.#rejectPending(error);
     this.#onFailure(error);
-  }
-
-  #rejectPending(error: Error): void {
-    for (const waiting of this.#pending.values()) waiting.reject(error);
-    this.#pending.clear();
   }
 }
