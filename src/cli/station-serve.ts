@@ -1,10 +1,8 @@
 import { loadStationConfig, type ServeFlags } from '../core/config.ts';
-import { restartWithMallocTunables } from '../core/malloc-tuning.ts';
 import { serveRole } from '../core/server.ts';
 import { startStation } from '../station/app.ts';
 
 export async function stationServe(flags: ServeFlags): Promise<void> {
-  restartWithMallocTunables();
   const config = loadStationConfig(flags);
   await serveRole({ ...config, role: 'station', start: () => startStation(config) });
 }
