@@ -5,7 +5,7 @@ import { badRequest, notFound } from '../../core/errors.ts';
 import { createStagedWriter } from './disk-append.ts';
 import { placeFile, probeWritable, subdirs, TEMP_PREFIX } from './disk-files.ts';
 import { isSnapshotFilename } from './keys.ts';
-import { instanceFolders, snapshotSegments } from './layout.ts';
+import { instanceFolders, jobFolders, snapshotSegments } from './layout.ts';
 import type {
   SnapshotKey,
   SnapshotStore,
@@ -74,8 +74,9 @@ export function createDiskStore(dirs: { backupRoot: string; stagingDir: string }
   async function* jobDirs() {
     for (const scoutId of await subdirs(root)) {
       for (const instanceId of await subdirs(join(root, scoutId))) {
-        for (const jobName of await subdirs(join(root, scoutId, instanceId))) {
-          yield { scoutId, instanceId, jobName, dir: join(root, scoutId, instanceId, jobName) };
+        for (const jobName of await subdirs(join(root, ...instanceFolders(scoutId, instanceId)))) {
+          const job = { scoutId, instanceId, jobName };
+          yield { ...job, dir: join(root, ...jobFolders(job)) };
         }
       }
     }
