@@ -55,4 +55,5 @@ export function fixedClock(start: number): Clock & { advance(ms: number): void }
   };
 }
 
-export const DAY_MS = 24 * 60 * 60 * 1000;
+export const HOUR_MS = 60 * 60 * 1000;
+export const DAY_MS = 24 * HOUR_MS;

@@ -2,33 +2,21 @@
 // scout.md, sections Session, Automation tokens, Accounts, Authentication; CONTRACT.md
 // "Both roles"). One server per file; the tests run in order and share its state: the
 // admin, the accounts made along the way, and the server clock, which only moves forward.
-
 import assert from 'node:assert/strict';
-import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { expectIsoNear } from '../helpers/assertions.ts';
+import { DAY_MS } from '../../src/core/clock.ts';
+import { assertError, expectIsoNear } from '../helpers/assertions.ts';
+import { sha256 } from '../helpers/hashes.ts';
 import { Client, type Reply } from '../helpers/http.ts';
 import type { TestServer } from '../helpers/server.ts';
 
-const DAY_MS = 24 * 60 * 60 * 1000;
 const MINUTE_MS = 60 * 1000;
 const INITIAL_PASSWORD = 'admin';
 const ADMIN_PASSWORD = 'auth-suite admin password';
 
 export type StartServer = (opts?: { dataDir?: string }) => Promise<TestServer>;
-
-/** Asserts an error reply: the status, and a `detail` that says something (matching `about`). */
-export function assertError(reply: Reply, status: number, about?: RegExp): void {
-  assert.equal(reply.status, status, `expected ${status}, got ${reply.status}: ${reply.text}`);
-  assert.ok(reply.body && typeof reply.body === 'object', `error body is JSON: ${reply.text}`);
-  const detail = reply.body.detail;
-  assert.ok(detail !== undefined && detail !== null && detail !== '', `error has a detail: ${reply.text}`);
-  const text = typeof detail === 'string' ? detail : JSON.stringify(detail);
-  assert.ok(text.length >= 8, `detail is a meaningful message: ${reply.text}`);
-  if (about) assert.match(text, about, `detail ${JSON.stringify(text)} should match ${about}`);
-}
 
 function assertOk(reply: Reply, status = 200): void {
   assert.equal(reply.status, status, `expected ${status}, got ${reply.status}: ${reply.text}`);
@@ -64,10 +52,6 @@ function assertUserRecord(
     assert.doesNotMatch(key, /password_hash|hash|secret|^password$/i, `user record leaks ${key}`);
   }
   for (const [key, value] of Object.entries(expected)) assert.equal(user[key], value, `user.${key}`);
-}
-
-function sha256Hex(text: string): string {
-  return createHash('sha256').update(text).digest('hex');
 }
 
 /** Every file under `dir`, recursively. */
@@ -550,7 +534,7 @@ export function authSuite(label: string, start: StartServer, cookieName: string)
       assert.ok(listed, `token listed: ${list.text}`);
       assert.equal(listed.expired, false);
       assert.ok(!list.text.includes(adminToken), 'the list never holds the secret');
-      assert.ok(!list.text.includes(sha256Hex(adminToken)), 'nor its stored hash');
+      assert.ok(!list.text.includes(sha256(adminToken)), 'nor its stored hash');
       for (const token of list.body.tokens) assert.equal(token.token, undefined);
     });
 

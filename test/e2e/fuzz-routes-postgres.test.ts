@@ -3,11 +3,12 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { after, before, test } from 'node:test';
+import { sha256 } from '../helpers/hashes.ts';
 import { adminClient, type Client, mintAutomationToken } from '../helpers/http.ts';
 import { onPostgres } from '../helpers/postgres-runner.ts';
 import { mintStationToken } from '../helpers/scout.ts';
 import type { TestServer } from '../helpers/server.ts';
-import { archiveMeta, initiate, sha256, upload } from '../helpers/uploads.ts';
+import { archiveMeta, initiate, upload } from '../helpers/uploads.ts';
 import {
   assertClean,
   assertHealthy,

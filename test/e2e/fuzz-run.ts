@@ -3,9 +3,10 @@
 // delete, pause or end sessions, one at a time), the outcome and its checks, and the Station's
 // target (valid values and bodies), shared by the PGlite and the PostgreSQL run.
 import assert from 'node:assert/strict';
-import { createHash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
+import { sha256 } from '../helpers/hashes.ts';
 import type { Client } from '../helpers/http.ts';
 import { ROOT, type TestServer } from '../helpers/server.ts';
 import { archiveMeta } from '../helpers/uploads.ts';
@@ -93,7 +94,6 @@ export function assetName(role: 'station' | 'scout'): string {
 }
 
 const key = (r: RouteDef) => `${r.method} ${r.path}`;
-export const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
 
 /**
  * Routes that end a session, change who may sign in, delete, pause or reset settings run

@@ -6,7 +6,7 @@
 // primary pruned, keeps to a bandwidth limit, and serves a lost-host `backupd scout restore`.
 // The replicate token is refused on every other route of the Station.
 import assert from 'node:assert/strict';
-import { createHash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -15,6 +15,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { ReplicationStatusView } from '../../src/shared/protocol/replication.ts';
 import { expectStatus } from '../helpers/assertions.ts';
 import { buildTree, jobTree } from '../helpers/files.ts';
+import { sha256 } from '../helpers/hashes.ts';
 import { adminClient, type Client, mintAutomationToken } from '../helpers/http.ts';
 import { sampleValue, scrape } from '../helpers/metrics.ts';
 import { skipUnlessPrograms } from '../helpers/programs.ts';
@@ -44,8 +45,6 @@ interface Listed {
   size_bytes: number;
   sha256: string;
 }
-
-const sha256 = (bytes: Uint8Array) => createHash('sha256').update(bytes).digest('hex');
 
 async function replicationStatus(admin: Client): Promise<ReplicationStatusView> {
   const reply = await admin.get<ReplicationStatusView>('/api/replication');

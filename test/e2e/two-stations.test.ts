@@ -6,7 +6,6 @@
 // of a download from either Station). Then a Scout backs up through one Station and restores
 // through the other. Needs PostgreSQL and the Ceph RADOS Gateway (test/helpers/ceph.ts):
 // skipped without them, a failure in CI.
-
 import assert from 'node:assert/strict';
 import { createHash, randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
@@ -24,6 +23,7 @@ import {
 import { uploadPaths } from '../../src/shared/protocol/paths.ts';
 import { type CephS3, onCeph } from '../helpers/ceph.ts';
 import { buildTree, jobTree } from '../helpers/files.ts';
+import { sha256 } from '../helpers/hashes.ts';
 import { adminClient, type Client } from '../helpers/http.ts';
 import {
   createDatabase,
@@ -41,7 +41,7 @@ import {
   startScout,
 } from '../helpers/scout.ts';
 import { ROOT, startServer, type TestServer } from '../helpers/server.ts';
-import { archiveMeta, finalize, initiate, putChunk, sha256 } from '../helpers/uploads.ts';
+import { archiveMeta, finalize, initiate, putChunk } from '../helpers/uploads.ts';
 
 const LABEL = 'two Stations on one PostgreSQL and one bucket';
 const MIB = 1024 * 1024;

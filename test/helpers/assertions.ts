@@ -11,6 +11,30 @@ export function expectStatus(reply: Reply, status: number, detail?: RegExp): voi
   }
 }
 
+/** A reply as the test clients give it: the parsed body as `body` (or `json`), the raw `text`. */
+export interface ErrorReply {
+  status: number;
+  body?: unknown;
+  json?: unknown;
+  text?: string;
+}
+
+/**
+ * Asserts an error reply: the status, a JSON body whose `detail` (string or object) says
+ * something, and that it matches `about` when given.
+ */
+export function assertError(reply: ErrorReply, status: number, about?: RegExp): void {
+  const body = 'json' in reply ? reply.json : reply.body;
+  const shown = reply.text ?? JSON.stringify(body);
+  assert.equal(reply.status, status, `expected ${status}, got ${reply.status}: ${shown}`);
+  assert.ok(body && typeof body === 'object', `error body is JSON: ${shown}`);
+  const detail = (body as { detail?: unknown }).detail;
+  assert.ok(detail !== undefined && detail !== null && detail !== '', `error has a detail: ${shown}`);
+  const text = typeof detail === 'string' ? detail : JSON.stringify(detail);
+  assert.ok(text.length >= 8, `detail is a meaningful message: ${shown}`);
+  if (about) assert.match(text, about, `detail ${JSON.stringify(text)} should match ${about}`);
+}
+
 /** Asserts an ISO timestamp within `toleranceMs` of `expectedMs`. */
 export function expectIsoNear(value: unknown, expectedMs: number, toleranceMs: number, what: string): void {
   assert.equal(typeof value, 'string', `${what} is an ISO timestamp: ${JSON.stringify(value)}`);

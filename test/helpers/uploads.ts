@@ -1,14 +1,13 @@
 // Drives the Station's upload protocol the way a Scout does, for tests and the bench.
-import { createHash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { utcSecond } from '../../src/shared/protocol/fields.ts';
 import { uploadPaths } from '../../src/shared/protocol/paths.ts';
 import type { InitiateRequest } from '../../src/shared/protocol/uploads.ts';
+import { sha256 } from './hashes.ts';
 import { parseBody } from './http.ts';
 
 /** Initiation metadata, exactly as the Station reads it. */
 export type ArchiveMeta = InitiateRequest;
-
-export const sha256 = (data: Uint8Array) => createHash('sha256').update(data).digest('hex');
 
 let counter = 0;
 /** Initiation metadata for `data`, with overridable fields. */

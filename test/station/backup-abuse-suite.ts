@@ -4,10 +4,10 @@
 // request limit (429 with Retry-After beyond it). Runs on PGlite (one Station) and on
 // PostgreSQL (two Stations on one database, as behind a load balancer: requests alternate
 // between them, and the limit and the de-duplication hold across both).
-
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
+import { HOUR_MS } from '../../src/core/clock.ts';
 import { BACKUP_REQUESTS_PER_MINUTE } from '../../src/station/routes/station-token-auth.ts';
 import { expectStatus } from '../helpers/assertions.ts';
 import { adminClient, type Client } from '../helpers/http.ts';
@@ -20,7 +20,6 @@ import { archiveMeta, call, initiate, putChunk, upload } from '../helpers/upload
 export type StartStations = () => Promise<TestServer[]>;
 
 const SCOUT = 'hostA';
-const HOUR_MS = 60 * 60 * 1000;
 
 export function backupAbuseSuite(label: string, start: StartStations): void {
   describe(label, () => {

@@ -8,8 +8,11 @@
 // disk); initiations alone go to either. The clock only moves forward, in the last test.
 
 import assert from 'node:assert/strict';
-import { createHash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
+import { DAY_MS } from '../../src/core/clock.ts';
+import { utcSecond } from '../../src/shared/protocol/fields.ts';
+import { sha256 } from '../helpers/hashes.ts';
 import { adminClient, type Client, type Reply } from '../helpers/http.ts';
 import type { TestServer } from '../helpers/server.ts';
 import {
@@ -24,8 +27,6 @@ import {
 
 /** Starts the Stations of the suite: one, or several on one database. */
 export type StartStations = () => Promise<TestServer[]>;
-
-const DAY_MS = 24 * 60 * 60 * 1000;
 
 interface AnyReply {
   status: number;
@@ -66,7 +67,7 @@ let minute = 0;
 /** Increasing snapshot timestamps, one minute apart. */
 const nextTimestamp = () => {
   minute += 1;
-  return new Date(Date.UTC(2026, 10, 2) + minute * 60_000).toISOString().replace('.000Z', 'Z');
+  return utcSecond(Date.UTC(2026, 10, 2) + minute * 60_000);
 };
 
 export function bindingSuite(label: string, start: StartStations): void {
@@ -95,8 +96,6 @@ export function bindingSuite(label: string, start: StartStations): void {
       expectStatus(reply, 201, `mint ${JSON.stringify(body)}`);
       return { credential: reply.body.credential, body: reply.body };
     }
-
-    const hashOf = (credential: string) => createHash('sha256').update(credential).digest('hex');
 
     function metaFor(scout: string, inst: string, data: Uint8Array, extra: Partial<ArchiveMeta> = {}) {
       return archiveMeta(data, {
@@ -221,7 +220,7 @@ export function bindingSuite(label: string, start: StartStations): void {
 
       // Nothing of B stuck: not bound, the instance still advertises A's URL, A carries on.
       const regs = await registrations();
-      assert.deepEqual(regs.get(hashOf(b.credential)), [], 'B is bound to nothing');
+      assert.deepEqual(regs.get(sha256(b.credential)), [], 'B is bound to nothing');
       // Kept pinned to the address A connected from (issue #23 item 7; hint-target.ts).
       assert.equal(await advertisedUrl(scout, inst), 'http://127.0.0.1:6556/');
       expectStatus(
@@ -301,7 +300,7 @@ export function bindingSuite(label: string, start: StartStations): void {
 
       const byHash = await mint();
       expectStatus(await initiate(main.url, byHash.credential, metaFor(scout, inst, randomBytes(300))), 409);
-      expectStatus(await admin.delete(`/api/credentials/${hashOf(old.credential)}`), 200);
+      expectStatus(await admin.delete(`/api/credentials/${sha256(old.credential)}`), 200);
       expectStatus(
         await initiate(station(1).url, byHash.credential, metaFor(scout, inst, randomBytes(300))),
         200,
@@ -353,7 +352,7 @@ export function bindingSuite(label: string, start: StartStations): void {
           expectRefusal(reply, 409, 'binding_conflict', /revoke the old token first/, 'a loser');
         }
         const boundTokens = await Promise.all(
-          mine.map(async ({ i }) => (regs.get(hashOf(tokens[i] as string)) ?? []).length),
+          mine.map(async ({ i }) => (regs.get(sha256(tokens[i] as string)) ?? []).length),
         );
         assert.deepEqual(
           boundTokens.toSorted(),
@@ -395,7 +394,7 @@ export function bindingSuite(label: string, start: StartStations): void {
       assert.match(recovery.body.message, /other token stays valid until you revoke it/);
       const regs = await registrations();
       assert.deepEqual(
-        regs.get(hashOf(recovery.credential))?.map((r) => [r.scout_id, r.scout_instance_id]),
+        regs.get(sha256(recovery.credential))?.map((r) => [r.scout_id, r.scout_instance_id]),
         [[scout, inst]],
         'minted already bound',
       );

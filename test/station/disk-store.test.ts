@@ -3,10 +3,9 @@
 // what was staged, a taken name is refused (SnapshotExists; the store never picks another),
 // staging on another filesystem (EXDEV) is copied into place, a full staging disk answers 507 and keeps what was written, and no
 // key reaches outside BACKUP_ROOT.
-
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { createHash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { existsSync, linkSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -16,8 +15,8 @@ import type { AppError } from '../../src/core/errors.ts';
 import { createDiskStore } from '../../src/station/storage/disk-store.ts';
 import type { StagedUpload } from '../../src/station/storage/storage.ts';
 import { SnapshotExists } from '../../src/station/storage/store-errors.ts';
+import { sha256 } from '../helpers/hashes.ts';
 
-const sha256 = (data: Uint8Array) => createHash('sha256').update(data).digest('hex');
 const pieces = (data: Buffer, size = 64 * 1024) =>
   Readable.from(
     Array.from({ length: Math.ceil(data.length / size) }, (_, i) => data.subarray(i * size, (i + 1) * size)),

@@ -7,9 +7,10 @@ import { randomBytes } from 'node:crypto';
 import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import { request } from 'node:http';
 import { describe, test } from 'node:test';
+import { sha256 } from '../helpers/hashes.ts';
 import { startServer } from '../helpers/server.ts';
 import { archiveMeta, upload } from '../helpers/uploads.ts';
-import { nextTimestamp, sha256, useStoreStation } from './store-kit.ts';
+import { nextTimestamp, useStoreStation } from './store-kit.ts';
 
 const MIB = 1024 * 1024;
 

@@ -4,11 +4,11 @@
 // on PostgreSQL a second Station on the same database must report the same snapshot gauges.
 //
 // One Station per file, shared by the tests, which run in order. The clock only moves forward.
-
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
+import { DAY_MS } from '../../src/core/clock.ts';
 import { adminClient, Client, mintAutomationToken, userClient } from '../helpers/http.ts';
 import { type Metrics, sampleValue, scrape } from '../helpers/metrics.ts';
 import { mintStationToken } from '../helpers/scout.ts';
@@ -16,7 +16,6 @@ import type { TestServer } from '../helpers/server.ts';
 import { onS3, putSnapshot, removeSnapshot } from '../helpers/station-store.ts';
 import { archiveMeta, finalize, initiate, putChunk, upload } from '../helpers/uploads.ts';
 
-const DAY_MS = 24 * 60 * 60 * 1000;
 const SCOUT = 'metrics-host';
 const INSTANCE = 'inst0000000000000042';
 const job = (job_name: string) => ({ scout_id: SCOUT, scout_instance_id: INSTANCE, job_name });

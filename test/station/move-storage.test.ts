@@ -10,10 +10,11 @@ import { parseS3Config } from '../../src/core/s3-config.ts';
 import { instancePaths } from '../../src/shared/protocol/paths.ts';
 import { createS3Store } from '../../src/station/storage/s3-store.ts';
 import { onCeph } from '../helpers/ceph.ts';
+import { sha256 } from '../helpers/hashes.ts';
 import { adminClient } from '../helpers/http.ts';
 import { mintStationToken } from '../helpers/scout.ts';
 import { runBackupd, startServer, type TestServer } from '../helpers/server.ts';
-import { archiveMeta, sha256, upload } from '../helpers/uploads.ts';
+import { archiveMeta, upload } from '../helpers/uploads.ts';
 
 onCeph('station move-storage', (ceph) => {
   let station: TestServer;

@@ -8,6 +8,7 @@ import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
+import { utcSecond } from '../../src/shared/protocol/fields.ts';
 import { adminClient, type Client } from '../helpers/http.ts';
 import type { ServerOptions, TestServer } from '../helpers/server.ts';
 import { diskOnly, stagingAreas } from '../helpers/station-store.ts';
@@ -45,7 +46,7 @@ export function reservationsSuite(label: string, start: StartStation): void {
     /** Metadata for an upload of `instance`/`job` declaring `size` bytes (only a few are ever sent). */
     function declared(instance: string, job: string, size: number): ArchiveMeta {
       stamp += 1;
-      const timestamp = new Date(Date.UTC(2026, 0, 1, 0, 0, stamp)).toISOString().replace('.000Z', 'Z');
+      const timestamp = utcSecond(Date.UTC(2026, 0, 1, 0, 0, stamp));
       return archiveMeta(randomBytes(16), {
         scout_id: 'reserve-scout',
         scout_instance_id: instance,

@@ -10,6 +10,8 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
+import { DAY_MS, HOUR_MS } from '../../src/core/clock.ts';
+import { utcSecond } from '../../src/shared/protocol/fields.ts';
 import { adminClient, type Client, mintAutomationToken } from '../helpers/http.ts';
 import { sampleValue, scrape } from '../helpers/metrics.ts';
 import { type Receiver, settle, startReceiver } from '../helpers/receiver.ts';
@@ -19,11 +21,7 @@ import { archiveMeta, upload } from '../helpers/uploads.ts';
 
 export type StartStation = (env: Record<string, string>) => Promise<TestServer>;
 
-const DAY_MS = 24 * 60 * 60 * 1000;
-const HOUR_MS = 60 * 60 * 1000;
 const DAYS = 400;
-
-const wire = (ms: number) => new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
 
 interface Stored {
   name: string;
@@ -101,7 +99,7 @@ export function retentionSuite(label: string, start: StartStation): void {
         scout_id: scout,
         scout_instance_id: inst,
         job_name: job,
-        timestamp: wire(timestamp),
+        timestamp: utcSecond(timestamp),
       });
       return upload(station.url, token, data, meta);
     }

@@ -10,10 +10,11 @@ import { join } from 'node:path';
 import { after, test } from 'node:test';
 import { instancePaths } from '../../src/shared/protocol/paths.ts';
 import { onCeph } from '../helpers/ceph.ts';
+import { sha256 } from '../helpers/hashes.ts';
 import { adminClient } from '../helpers/http.ts';
 import { mintStationToken } from '../helpers/scout.ts';
 import { startServer } from '../helpers/server.ts';
-import { archiveMeta, finalize, initiate, putChunk, sha256 } from '../helpers/uploads.ts';
+import { archiveMeta, finalize, initiate, putChunk } from '../helpers/uploads.ts';
 
 function filesUnder(dir: string, skip: string): string[] {
   const found: string[] = [];

@@ -9,6 +9,7 @@
 // Station's clock is two days on, retention tries, the bucket (still inside its day) refuses,
 // and the Station keeps the snapshot indexed and says so in its log: it is pruned by the first
 // upload after the bucket's date, like any other snapshot the policy does not keep.
+
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { test } from 'node:test';
@@ -19,6 +20,8 @@ import {
   ListObjectVersionsCommand,
   S3Client,
 } from '@aws-sdk/client-s3';
+import { DAY_MS, HOUR_MS } from '../../src/core/clock.ts';
+import { utcSecond } from '../../src/shared/protocol/fields.ts';
 import { type CephS3, onCeph } from '../helpers/ceph.ts';
 import { adminClient } from '../helpers/http.ts';
 import { KEEP_NEWEST_ONLY } from '../helpers/retention.ts';
@@ -26,9 +29,6 @@ import { mintStationToken } from '../helpers/scout.ts';
 import { runBackupd, startServer } from '../helpers/server.ts';
 import { archiveMeta, upload } from '../helpers/uploads.ts';
 
-const DAY_MS = 24 * 60 * 60 * 1000;
-const HOUR_MS = 60 * 60 * 1000;
-const wire = (ms: number) => new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
 const LOCK = { S3_OBJECT_LOCK: 'compliance', S3_OBJECT_LOCK_DAYS: '1' };
 
 /** An S3 client with the keys the Station uses. */
@@ -77,7 +77,7 @@ onCeph('S3 Object Lock (Ceph)', (ceph) => {
           station.url,
           token,
           data,
-          archiveMeta(data, { ...job, timestamp: wire(Date.now() + offset - 60_000) }),
+          archiveMeta(data, { ...job, timestamp: utcSecond(Date.now() + offset - 60_000) }),
         );
         assert.equal(done.finalize?.status, 200, JSON.stringify(done.finalize?.body ?? done.initiate.body));
         return done.finalize?.body as { stored_as: string; pruned: string[] };

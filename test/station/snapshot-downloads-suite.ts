@@ -5,7 +5,9 @@ import assert from 'node:assert/strict';
 import { existsSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { before, describe, test } from 'node:test';
-import { assertError, hex64, type StartStation, type Stored, sha256, useStoreStation } from './store-kit.ts';
+import { assertError } from '../helpers/assertions.ts';
+import { sha256 } from '../helpers/hashes.ts';
+import { hex64, type StartStation, type Stored, useStoreStation } from './store-kit.ts';
 
 export function snapshotDownloadsSuite(label: string, start: StartStation): void {
   describe(label, () => {

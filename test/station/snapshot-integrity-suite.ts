@@ -7,6 +7,8 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { before, describe, test } from 'node:test';
+import { HOUR_MS } from '../../src/core/clock.ts';
+import { assertError } from '../helpers/assertions.ts';
 import { adminClient } from '../helpers/http.ts';
 import {
   onS3,
@@ -20,7 +22,6 @@ import {
 } from '../helpers/station-store.ts';
 import { archiveMeta, initiate } from '../helpers/uploads.ts';
 import {
-  assertError,
   assertIso,
   type Failure,
   hex64,
@@ -29,8 +30,6 @@ import {
   type Stored,
   useStoreStation,
 } from './store-kit.ts';
-
-const HOUR_MS = 60 * 60 * 1000;
 
 /** What verification reports of one file of a job. */
 function failure(at: { scout: string; instance: string; job: string }, filename: string, problem: string) {

@@ -5,6 +5,7 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { before, describe, test } from 'node:test';
+import { assertError } from '../helpers/assertions.ts';
 import {
   assertStorageShown,
   diskOnly,
@@ -13,7 +14,6 @@ import {
   storeOf,
 } from '../helpers/station-store.ts';
 import {
-  assertError,
   assertIso,
   hex64,
   type ScoutJson,

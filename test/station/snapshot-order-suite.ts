@@ -9,15 +9,14 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
+import { DAY_MS, HOUR_MS } from '../../src/core/clock.ts';
+import { utcSecond } from '../../src/shared/protocol/fields.ts';
 import { adminClient, type Client } from '../helpers/http.ts';
 import { CALENDAR_OFF } from '../helpers/retention.ts';
 import { runBackupd, type TestServer } from '../helpers/server.ts';
 import { type ArchiveMeta, archiveMeta, call, initiate, upload } from '../helpers/uploads.ts';
 
 export type StartStation = () => Promise<TestServer>;
-
-const DAY_MS = 24 * 60 * 60 * 1000;
-const HOUR_MS = 60 * 60 * 1000;
 
 interface Listed {
   filename: string;
@@ -26,9 +25,8 @@ interface Listed {
   fingerprint: string;
 }
 
-const wire = (ms: number) => new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
 /** A fixed day well in the past, plus `minutes`. */
-const past = (minutes: number) => wire(Date.UTC(2026, 9, 1, 8, 0, 0) + minutes * 60_000);
+const past = (minutes: number) => utcSecond(Date.UTC(2026, 9, 1, 8, 0, 0) + minutes * 60_000);
 const fp = (n: number) => `${n.toString(16).padStart(2, '0')}`.repeat(32);
 const nameOf = (meta: ArchiveMeta) =>
   `${meta.job_name}__${meta.timestamp.replaceAll(':', '-')}__${meta.fingerprint.slice(0, 8)}.tar.zst`;
@@ -252,7 +250,7 @@ export function snapshotOrderSuite(label: string, start: StartStation): void {
           scout_id: scout,
           scout_instance_id: inst,
           job_name: 'docs',
-          timestamp: wire(ms),
+          timestamp: utcSecond(ms),
         });
       const ahead = await initiate(station.url, token, meta(stationNow() + 25 * HOUR_MS));
       assert.equal(ahead.status, 400, JSON.stringify(ahead.body));
@@ -270,8 +268,8 @@ export function snapshotOrderSuite(label: string, start: StartStation): void {
         const token = await mint();
         const scout = uniqueScout('flood');
         const inst = randomBytes(8).toString('hex');
-        const old20 = await store(token, scout, inst, wire(stationNow() - 20 * DAY_MS));
-        const old15 = await store(token, scout, inst, wire(stationNow() - 15 * DAY_MS));
+        const old20 = await store(token, scout, inst, utcSecond(stationNow() - 20 * DAY_MS));
+        const old15 = await store(token, scout, inst, utcSecond(stationNow() - 15 * DAY_MS));
         // The window counts by the time the Station stored a snapshot: ten days on, these two
         // are outside it.
         station.advanceClock(10 * DAY_MS);
@@ -281,7 +279,7 @@ export function snapshotOrderSuite(label: string, start: StartStation): void {
         const pruned: string[] = [];
         const flood = [];
         for (let i = 0; i < 8; i += 1) {
-          const done = await store(token, scout, inst, wire(now - 6 * DAY_MS + i * HOUR_MS));
+          const done = await store(token, scout, inst, utcSecond(now - 6 * DAY_MS + i * HOUR_MS));
           pruned.push(...done.pruned);
           flood.push(done);
         }
@@ -300,7 +298,7 @@ export function snapshotOrderSuite(label: string, start: StartStation): void {
         station.advanceClock(8 * DAY_MS);
         offset += 8 * DAY_MS;
         admin = await adminClient(station.url); // sessions last 7 days
-        const later = await store(token, scout, inst, wire(stationNow() - HOUR_MS));
+        const later = await store(token, scout, inst, utcSecond(stationNow() - HOUR_MS));
         assert.deepEqual(later.pruned, [
           ...flood
             .slice(0, 7)

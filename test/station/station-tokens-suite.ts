@@ -5,22 +5,21 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { describe, test } from 'node:test';
-import { expectIsoNear } from '../helpers/assertions.ts';
+import { DAY_MS } from '../../src/core/clock.ts';
+import { assertError, expectIsoNear } from '../helpers/assertions.ts';
+import { sha256 } from '../helpers/hashes.ts';
 import { Client } from '../helpers/http.ts';
 import { snapshotExists } from '../helpers/station-store.ts';
 import { call, finalize, initiate, putChunk } from '../helpers/uploads.ts';
 import {
-  assertError,
   assertGoneOrRevoked,
   assertOk,
   type CredentialEntry,
-  DAY_MS,
   instanceId,
   MAX_UPLOAD,
   rawRequest,
   STORED_NAME,
   type StartStation,
-  sha256Text,
   unique,
   useStation,
 } from './uploads-kit.ts';
@@ -69,7 +68,7 @@ export function stationTokensSuite(label: string, start: StartStation): void {
           assertOk(reply, 201);
           ctx.credentials.add(reply.body.credential);
           assert.equal(reply.body.ttl_days, c.ttl, `${c.query} ${JSON.stringify(c.body)}`);
-          const entry = await listEntry(sha256Text(reply.body.credential));
+          const entry = await listEntry(sha256(reply.body.credential));
           expectIsoNear(
             entry?.expires_at,
             ctx.now() + c.ttl * DAY_MS,

@@ -1,19 +1,17 @@
 // One suite for every SnapshotStore (restic's backend-test shape): the disk store and the S3
 // store on a real Ceph RADOS Gateway run the same assertions through thin test files.
-
 import assert from 'node:assert/strict';
-import { createHash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { Readable } from 'node:stream';
 import { before, describe, test } from 'node:test';
 import type { SnapshotKey, SnapshotStore, StagedUpload } from '../../src/station/storage/storage.ts';
 import { SnapshotExists } from '../../src/station/storage/store-errors.ts';
+import { sha256 } from '../helpers/hashes.ts';
 
 export interface StoreHarness {
   /** A new handle on the same store: a restarted Station, or another Station on the same bytes. */
   open(): SnapshotStore;
 }
-
-const sha256 = (data: Buffer) => createHash('sha256').update(data).digest('hex');
 
 async function readAll(stream: Readable): Promise<Buffer> {
   const chunks: Buffer[] = [];

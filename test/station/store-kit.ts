@@ -2,10 +2,11 @@
 // automation token, uploads through the Scout protocol, downloads and overview helpers.
 
 import assert from 'node:assert/strict';
-import { createHash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { request as httpRequest } from 'node:http';
 import { join } from 'node:path';
 import { after, before } from 'node:test';
+import { utcSecond } from '../../src/shared/protocol/fields.ts';
 import { adminClient, type Client, mintAutomationToken, type Reply } from '../helpers/http.ts';
 import type { TestServer } from '../helpers/server.ts';
 import { type ArchiveMeta, archiveMeta, upload } from '../helpers/uploads.ts';
@@ -58,31 +59,13 @@ export interface Failure {
   problem: string;
 }
 
-export const sha256 = (data: Uint8Array) => createHash('sha256').update(data).digest('hex');
 export const hex64 = () => randomBytes(32).toString('hex');
 
 /** Archive timestamps that only move forward, so a later upload always has a later name. */
 let tick = 0;
 export function nextTimestamp(): string {
   tick += 1;
-  return new Date(Date.UTC(2026, 0, 1) + tick * 61_000).toISOString().replace('.000Z', 'Z');
-}
-
-export function assertError(
-  reply: { status: number; json?: ErrorJson | null; body?: unknown; text?: string },
-  status: number,
-  about?: RegExp,
-) {
-  const body = 'json' in reply ? reply.json : reply.body;
-  const shown = reply.text ?? JSON.stringify(body);
-  assert.equal(reply.status, status, `expected ${status}, got ${reply.status}: ${shown}`);
-  assert.ok(body && typeof body === 'object', `error body is JSON: ${shown}`);
-  const detail = (body as ErrorJson).detail;
-  assert.ok(detail !== undefined && detail !== null && detail !== '', `error has a detail: ${shown}`);
-  if (about) {
-    const text = typeof detail === 'string' ? detail : JSON.stringify(detail);
-    assert.match(text, about, `detail ${JSON.stringify(text)} should match ${about}`);
-  }
+  return utcSecond(Date.UTC(2026, 0, 1) + tick * 61_000);
 }
 
 export function assertIso(value: unknown, what: string): number {

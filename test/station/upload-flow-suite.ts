@@ -6,6 +6,8 @@ import { randomBytes } from 'node:crypto';
 import { statSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
+import { assertError } from '../helpers/assertions.ts';
+import { sha256 } from '../helpers/hashes.ts';
 import {
   onS3,
   putSnapshot,
@@ -15,16 +17,6 @@ import {
   storedUnder,
 } from '../helpers/station-store.ts';
 import {
-  type ArchiveMeta,
-  archiveMeta,
-  call,
-  finalize,
-  initiate,
-  putChunk,
-  sha256,
-} from '../helpers/uploads.ts';
-import {
-  assertError,
   assertOk,
   expectedName,
   filesIn,

@@ -6,16 +6,16 @@ import { randomBytes } from 'node:crypto';
 import { renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { before, describe, test } from 'node:test';
+import { HOUR_MS } from '../../src/core/clock.ts';
+import { assertError } from '../helpers/assertions.ts';
 import { Client } from '../helpers/http.ts';
 import { lapseUploadLeases } from '../helpers/postgres.ts';
 import { diskOnly, onS3, stagingAreas, storedBytes } from '../helpers/station-store.ts';
 import { finalize, initiate, putChunk } from '../helpers/uploads.ts';
 import {
-  assertError,
   assertOk,
   expectedName,
   filesIn,
-  HOUR_MS,
   HUGE_LIMIT,
   STORED_NAME,
   type StartStation,

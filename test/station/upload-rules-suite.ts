@@ -3,8 +3,8 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { describe, test } from 'node:test';
+import { sha256 } from '../helpers/hashes.ts';
 import { storedNames } from '../helpers/station-store.ts';
-import { sha256 } from '../helpers/uploads.ts';
 import { assertOk, instanceId, MAX_UPLOAD, type StartStation, unique, useStation } from './uploads-kit.ts';
 
 export function uploadRulesSuite(label: string, start: StartStation): void {

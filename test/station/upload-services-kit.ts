@@ -1,7 +1,7 @@
 // Station upload services in process, no server: a PGlite database seeded from the test
 // template cluster, the disk store in a temp dir, and a clock the test moves.
 
-import { createHash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -9,6 +9,7 @@ import { Readable } from 'node:stream';
 import { fixedClock } from '../../src/core/clock.ts';
 import { loadStationConfig } from '../../src/core/config.ts';
 import { createCore } from '../../src/core/core.ts';
+import { utcSecond } from '../../src/shared/protocol/fields.ts';
 import { openStationDatabase, type StationDatabase } from '../../src/station/db/open.ts';
 import type { StationTokenRow } from '../../src/station/services/station-tokens.ts';
 import type { StationServices } from '../../src/station/services.ts';
@@ -16,11 +17,10 @@ import { createStationServices } from '../../src/station/services.ts';
 import { createDiskStore } from '../../src/station/storage/disk-store.ts';
 import { createUploads, type InitiateBody, type UploadFacts } from '../../src/station/uploads/index.ts';
 import type { UploadLock } from '../../src/station/uploads/upload-lock.ts';
+import { sha256 } from '../helpers/hashes.ts';
 import { seedPgliteCluster } from '../helpers/pglite-template.ts';
 
 const ROOT = join(import.meta.dirname, '../..');
-
-export const sha256 = (data: Uint8Array) => createHash('sha256').update(data).digest('hex');
 
 /** A body that yields `data` in socket-sized pieces. */
 export const bodyOf = (data: Uint8Array, piece = 64 * 1024) =>
@@ -47,7 +47,7 @@ export function bodyFor(data: Uint8Array, overrides: Partial<InitiateBody> = {})
     scout_instance_id: 'inst0000000000000001',
     job_name: 'documents',
     fingerprint: sha256(Buffer.from(`fp-${counter}`)),
-    timestamp: new Date(Date.UTC(2026, 10, 1, 12, 0, counter % 60)).toISOString().replace('.000Z', 'Z'),
+    timestamp: utcSecond(Date.UTC(2026, 10, 1, 12, 0, counter % 60)),
     archive_format: 'tar.zst',
     archive_size_bytes: data.length,
     archive_sha256: sha256(data),

@@ -1,7 +1,6 @@
 // The upload services without a server: initiate → chunk → finalize, a restart between
 // chunks, checksum mismatch, interrupted and over-long chunks, the name reserved at initiation,
 // the upload lease, retention and the 24-hour sweep, with the clock moved by the test.
-
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
@@ -9,13 +8,12 @@ import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { after, before, describe, mock, test } from 'node:test';
 import { eq } from 'drizzle-orm';
+import { HOUR_MS } from '../../src/core/clock.ts';
 import { AppError } from '../../src/core/errors.ts';
 import { leases, uploadSessions } from '../../src/station/db/station-tables.ts';
 import { ABANDONED_AFTER_MS, processLock } from '../../src/station/uploads/index.ts';
 import { LEASE_MS } from '../../src/station/uploads/upload-lease.ts';
 import { bodyFor, bodyOf, brokenBodyOf, type Kit, openKit } from './upload-services-kit.ts';
-
-const HOUR_MS = 60 * 60 * 1000;
 
 /** The AppError `work` rejects with. */
 async function appError(work: Promise<unknown>): Promise<AppError> {

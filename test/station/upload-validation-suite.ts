@@ -4,10 +4,10 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { before, describe, test } from 'node:test';
+import { assertError } from '../helpers/assertions.ts';
 import { Client } from '../helpers/http.ts';
 import { type ArchiveMeta, call, initiate } from '../helpers/uploads.ts';
 import {
-  assertError,
   assertOk,
   instanceId,
   MAX_UPLOAD,

@@ -3,16 +3,16 @@
 // (see its two runner files).
 
 import assert from 'node:assert/strict';
-import { createHash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before } from 'node:test';
+import { utcSecond } from '../../src/shared/protocol/fields.ts';
+import { sha256 } from '../helpers/hashes.ts';
 import { adminClient, type Client, parseBody } from '../helpers/http.ts';
 import type { TestServer } from '../helpers/server.ts';
 import { type ArchiveMeta, archiveMeta, finalize, initiate, sendChunks } from '../helpers/uploads.ts';
 
-export const DAY_MS = 24 * 60 * 60 * 1000;
-export const HOUR_MS = 60 * 60 * 1000;
 /** MAX_UPLOAD_BYTES of the suites' Stations, except the one that checks disk space. */
 export const MAX_UPLOAD = 3_000_000;
 /** MAX_UPLOAD_BYTES that lets a 500 TB declaration reach the disk-space check. */
@@ -70,16 +70,6 @@ export interface Finalized {
 
 export const show = (reply: AnyReply) => reply.text ?? JSON.stringify(reply.body);
 
-/** Asserts an error reply: the status and a `detail` (string or object) that matches `about`. */
-export function assertError(reply: AnyReply, status: number, about?: RegExp): void {
-  assert.equal(reply.status, status, `expected ${status}, got ${reply.status}: ${show(reply)}`);
-  assert.ok(reply.body && typeof reply.body === 'object', `error body is JSON: ${show(reply)}`);
-  const detail = reply.body.detail;
-  assert.ok(detail !== undefined && detail !== null && detail !== '', `error has a detail: ${show(reply)}`);
-  const text = typeof detail === 'string' ? detail : JSON.stringify(detail);
-  if (about) assert.match(text, about, `detail ${text} should match ${about}`);
-}
-
 /** Asserts a success status (200 unless given); a string argument is a message for a 200. */
 export function assertOk(reply: AnyReply, statusOrMessage: number | string = 200): void {
   const status = typeof statusOrMessage === 'number' ? statusOrMessage : 200;
@@ -96,8 +86,6 @@ export function assertGoneOrRevoked(entry: CredentialEntry | undefined): void {
   );
 }
 
-export const sha256Text = (text: string) => createHash('sha256').update(text).digest('hex');
-
 /** Names unique within the run (test files of both runners may share nothing, but be safe). */
 let nameCounter = 0;
 export const unique = (prefix: string) => {
@@ -110,7 +98,7 @@ export const instanceId = () => randomBytes(10).toString('hex');
 let tsCounter = 0;
 export const nextTimestamp = () => {
   tsCounter += 1;
-  return new Date(Date.UTC(2026, 10, 1, 0, 0, 0) + tsCounter * 60_000).toISOString().replace('.000Z', 'Z');
+  return utcSecond(Date.UTC(2026, 10, 1, 0, 0, 0) + tsCounter * 60_000);
 };
 
 export const expectedName = (meta: ArchiveMeta) =>
@@ -180,7 +168,7 @@ export function useStation(start: StartStation, name: string, env: Record<string
     assertOk(reply, 201);
     assert.equal(typeof reply.body.credential, 'string', reply.text);
     ctx.credentials.add(reply.body.credential);
-    return { credential: reply.body.credential, hash: sha256Text(reply.body.credential), body: reply.body };
+    return { credential: reply.body.credential, hash: sha256(reply.body.credential), body: reply.body };
   }
 
   async function listEntry(hash: string, client: Client = ctx.admin): Promise<CredentialEntry | undefined> {

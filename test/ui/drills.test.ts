@@ -10,6 +10,7 @@ import { closeSync, openSync, readdirSync, readSync, statSync, writeSync } from 
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { Browser, BrowserContext, Locator, Page } from 'playwright-core';
+import { DAY_MS } from '../../src/core/clock.ts';
 import {
   firstSignIn,
   launchBrowser,
@@ -26,7 +27,6 @@ import { startServer, type TestServer } from '../helpers/server.ts';
 
 const skip = skipUnlessChromium() || skipUnlessPrograms(['tar']);
 const SCOUT_ID = 'drill-ui-scout';
-const DAY_MS = 24 * 60 * 60 * 1000;
 
 interface Drill {
   filename: string;

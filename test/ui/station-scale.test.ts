@@ -11,6 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { HOUR_MS } from '../../src/core/clock.ts';
 import {
   firstSignIn,
   launchBrowser,
@@ -24,7 +25,6 @@ const skip = skipUnlessChromium();
 const HOSTS = 20;
 const JOBS = 10;
 const SNAPSHOTS = 50;
-const HOUR_MS = 60 * 60 * 1000;
 /** Every host's job-03 last stored a snapshot five days ago: stale. */
 const STALE_JOB = 'job-03';
 

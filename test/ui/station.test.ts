@@ -5,11 +5,12 @@
 // the secret once with its environment lines, revoke), settings and verification.
 // State is made over the API with the upload helpers, as a Scout would. Tests run in order.
 import assert from 'node:assert/strict';
-import { createHash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, afterEach, before, describe, test } from 'node:test';
 import type { Browser, BrowserContext, Locator, Page } from 'playwright-core';
+import { DAY_MS } from '../../src/core/clock.ts';
 import {
   firstSignIn,
   launchBrowser,
@@ -18,13 +19,13 @@ import {
   signIn,
   skipUnlessChromium,
 } from '../helpers/browser.ts';
+import { sha256 } from '../helpers/hashes.ts';
 import { ADMIN_PASSWORD, adminClient, type Client } from '../helpers/http.ts';
 import { type Receiver, startReceiver } from '../helpers/receiver.ts';
 import { startServer, type TestServer } from '../helpers/server.ts';
 import { archiveMeta, initiate, upload } from '../helpers/uploads.ts';
 
 const skip = skipUnlessChromium();
-const DAY_MS = 24 * 60 * 60 * 1000;
 const KEY_FP = 'ab'.repeat(32);
 const A = { scout_id: 'host-a', scout_instance_id: 'insta00000000001', job_name: 'documents' };
 const B = { scout_id: 'host-b', scout_instance_id: 'instb00000000001', job_name: 'photos' };
@@ -35,8 +36,6 @@ async function waitForValue(input: Locator, value: string): Promise<void> {
   for (let i = 0; i < 100 && (await input.inputValue()) !== value; i++) await input.page().waitForTimeout(50);
   assert.equal(await input.inputValue(), value);
 }
-
-const sha256Text = (text: string) => createHash('sha256').update(text).digest('hex');
 
 describe('Station dashboard', { skip }, () => {
   let server: TestServer;
@@ -317,7 +316,7 @@ describe('Station dashboard', { skip }, () => {
     await screenshot(page, 'station-tokens');
 
     // The secret works: a Scout instance binds to it and stores a snapshot.
-    const hash = sha256Text(secret);
+    const hash = sha256(secret);
     const D = { scout_id: 'host-d', scout_instance_id: 'instd00000000001', job_name: 'etc' };
     await store(D, 300, {}, secret);
     await refresh();

@@ -1,4 +1,4 @@
-import { DAY_MS } from '../../core/clock.ts';
+import { DAY_MS, HOUR_MS } from '../../core/clock.ts';
 import type { RetentionPolicy } from './fields.ts';
 
 /** What the policy looks at in a snapshot (times in ms). */
@@ -12,7 +12,6 @@ export interface Candidate {
 
 export type Reason = 'last' | 'hourly' | 'daily' | 'weekly' | 'monthly' | 'yearly' | 'within';
 
-const HOUR_MS = 60 * 60 * 1000;
 /** Period numbers in UTC; weeks start on Monday (1970-01-01 was a Thursday). */
 const PERIODS = {
   hourly: (ms: number) => Math.floor(ms / HOUR_MS),

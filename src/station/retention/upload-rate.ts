@@ -1,9 +1,8 @@
 import type { WindowCounter } from '../../core/auth/rate-limit.ts';
+import { HOUR_MS } from '../../core/clock.ts';
 import { tooManyRequests } from '../../core/errors.ts';
 import type { JobKey } from '../services/snapshot-index.ts';
 import { jobPath } from '../storage/layout.ts';
-
-const HOUR_MS = 60 * 60 * 1000;
 
 export interface UploadRefused {
   scout_id: string;
