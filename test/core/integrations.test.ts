@@ -6,6 +6,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
+import { DAY_MS } from '../../src/core/clock.ts';
 import { expectStatus } from '../helpers/assertions.ts';
 import { adminClient, Client, mintAutomationToken, userClient } from '../helpers/http.ts';
 import { makeCa, makePki, type Pki } from '../helpers/pki.ts';
@@ -337,8 +338,8 @@ for (const role of ['station', 'scout'] as const) {
       assert.match(entry.issuer, /CN=Test CA/);
       const expires = Date.parse(entry.expires_at);
       assert.ok(Number.isFinite(expires), `expires_at is a date: ${entry.expires_at}`);
-      assert.ok(expires > Date.now() + 20 * 86_400_000, 'about 30 days ahead');
-      assert.ok(expires < Date.now() + 40 * 86_400_000, 'about 30 days ahead');
+      assert.ok(expires > Date.now() + 20 * DAY_MS, 'about 30 days ahead');
+      assert.ok(expires < Date.now() + 40 * DAY_MS, 'about 30 days ahead');
     });
 
     test('a leaf certificate is refused as not a CA; a non-PEM file is refused', async () => {

@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import { utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
+import { DAY_MS } from '../../src/core/clock.ts';
 import { newestSnapshotEntries } from '../helpers/archives.ts';
 import { buildTree } from '../helpers/files.ts';
 import { adminClient, type Client } from '../helpers/http.ts';
@@ -86,8 +87,8 @@ describe('what a cycle backs up', { skip }, () => {
    * own) and signs in again (idle sessions end).
    */
   async function advanceDays(days: number): Promise<void> {
-    scout.advanceClock(days * 86_400_000);
-    station.advanceClock(days * 86_400_000);
+    scout.advanceClock(days * DAY_MS);
+    station.advanceClock(days * DAY_MS);
     [scoutAdmin, stationAdmin] = await Promise.all([adminClient(scout.url), adminClient(station.url)]);
   }
 
@@ -108,7 +109,7 @@ describe('what a cycle backs up', { skip }, () => {
     assert.equal(fresh.last_status, 'uploaded', fresh.last_error ?? undefined);
     assert.equal((await snapshotsOf(stationAdmin, 'docs')).length, 3, 'a fresh snapshot, files unchanged');
     const taken = (fresh as unknown as { last_snapshot_at: string }).last_snapshot_at;
-    assert.ok(Math.abs(Date.parse(taken) - (Date.now() + 2.5 * 86_400_000)) < 120_000, taken);
+    assert.ok(Math.abs(Date.parse(taken) - (Date.now() + 2.5 * DAY_MS)) < 120_000, taken);
     await runNow(scoutAdmin);
     assert.equal((await jobState(scoutAdmin, 'docs')).last_status, 'unchanged', 'and then not again');
 

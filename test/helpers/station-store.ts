@@ -3,7 +3,6 @@
 // TEST_STORAGE_URL is set, see server.ts), so one assertion holds on both. Tests that are about
 // the disk itself (a full tmpfs, a legacy folder, files dropped into BACKUP_ROOT) ask `diskOnly`
 // whether they run.
-
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { parseS3Config } from '../../src/core/s3-config.ts';
@@ -11,8 +10,8 @@ import { storeWhole } from '../../src/station/storage/copy-snapshot.ts';
 import { createDiskStore } from '../../src/station/storage/disk-store.ts';
 import { createS3Store } from '../../src/station/storage/s3-store.ts';
 import type { SnapshotKey, SnapshotStore } from '../../src/station/storage/storage.ts';
+import { sha256 } from './hashes.ts';
 import { testStorageUrl } from './server.ts';
-import { sha256 } from './uploads.ts';
 
 /** Where a test Station keeps its snapshots: a data dir is enough to find them. */
 export interface StationLike {

@@ -2,10 +2,10 @@
 // Station, filters, failing first, cursor paging; a job's snapshots on demand; the restore
 // targets. Runs on PGlite and on PostgreSQL (see the two runner files). One Station shared by
 // the tests, which run in order; the clock only moves forward, in the last tests.
-
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
+import { DAY_MS } from '../../src/core/clock.ts';
 import { type JobSummary, jobPaths } from '../../src/shared/protocol/jobs.ts';
 import { expectStatus } from '../helpers/assertions.ts';
 import { adminClient, type Client } from '../helpers/http.ts';
@@ -14,7 +14,6 @@ import { archiveMeta, call, upload } from '../helpers/uploads.ts';
 
 export type StartStation = () => Promise<TestServer>;
 
-const DAY_MS = 24 * 60 * 60 * 1000;
 const INSTANCE = 'inst0000000000000001';
 /** Three hosts: host-1 with jobs a, b, c; host-2 with jobs a, b; host-3 with job a. */
 const JOBS: [string, string][] = [

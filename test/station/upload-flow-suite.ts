@@ -16,6 +16,7 @@ import {
   storedNames,
   storedUnder,
 } from '../helpers/station-store.ts';
+import { type ArchiveMeta, archiveMeta, call, finalize, initiate, putChunk } from '../helpers/uploads.ts';
 import {
   assertOk,
   expectedName,

@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { DAY_MS } from '../../src/core/clock.ts';
 import {
   firstSignIn,
   launchBrowser,
@@ -191,7 +192,7 @@ describe('pages both apps share, on a Station', { skip }, () => {
     assert.doesNotMatch(text, /\bmanage\b/);
     assert.match(text, /in 30 d/);
     const expires = await row.locator('time').nth(1).getAttribute('datetime');
-    const expected = Date.now() + 30 * 86_400_000;
+    const expected = Date.now() + 30 * DAY_MS;
     assert.ok(Math.abs(new Date(expires ?? 0).getTime() - expected) < 60_000, `expires ${expires}`);
     await screenshot(page, 'common-tokens');
 

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { clock } from '../../core/clock.ts';
+import { clock, DAY_MS } from '../../core/clock.ts';
 import type { Hooks } from '../../core/hooks/hooks.ts';
 import { logger } from '../../core/log.ts';
 import type { Notifier } from '../../core/notify/ntfy.ts';
@@ -34,8 +34,6 @@ interface PassResult {
   /** An archive staged by an earlier cycle was uploaded. */
   uploadedWaiting: boolean;
 }
-
-const DAY_MS = 86_400_000;
 
 /**
  * Whether a job's newest snapshot (taken when its stored name says) is `everyDays` old or

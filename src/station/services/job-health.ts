@@ -4,15 +4,15 @@
  * database, over a job's aggregate (src/station/services/job-summaries.ts), so a thousand
  * hosts are rated without a row per snapshot leaving PostgreSQL.
  */
+
 import { type SQL, sql } from 'drizzle-orm';
+import { DAY_MS } from '../../core/clock.ts';
 import {
   JOB_HEALTH,
   type JobHealth,
   type JobHealthRules,
   type JobProblem,
 } from '../../shared/protocol/jobs.ts';
-
-const DAY_MS = 24 * 60 * 60 * 1000;
 
 /** A job whose newest snapshot was stored longer ago than this is stale. */
 export const STALE_AFTER_DAYS = 2;
