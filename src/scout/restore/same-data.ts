@@ -4,6 +4,13 @@ import { readSync } from 'node:fs';
 const BLOCK = 1024 * 1024;
 
 /**
+ * One buffer for every comparison, used only inside `matches` (synchronous), so restores never
+ * share it across an await. A fresh 1 MiB per file made a restore over 6,000 unchanged files
+ * allocate 6 GiB and collect garbage every few dozen files.
+ */
+let shared: Buffer | null = null;
+
+/**
  * Compares an archive entry's data, as it streams, with the existing file open as `fd` (whose
  * size, mode and time already matched the entry). Returns null when every byte is the same, so
  * the file need not be rewritten; otherwise the entry's whole data to write: the bytes compared
@@ -14,7 +21,8 @@ export async function sameData(
   fd: number,
   data: AsyncGenerator<Buffer>,
 ): Promise<AsyncGenerator<Buffer> | null> {
-  const scratch = Buffer.allocUnsafe(BLOCK);
+  shared ??= Buffer.allocUnsafeSlow(BLOCK);
+  const scratch = shared;
   let position = 0;
   for (;;) {
     const next = await data.next();

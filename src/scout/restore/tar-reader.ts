@@ -53,8 +53,21 @@ function number(block: Buffer, offset: number, length: number): number {
     for (let i = 1; i < length; i += 1) value = value * 256 + (field[i] ?? 0);
     return value;
   }
-  const digits = text(block, offset, length).trim();
-  return digits === '' ? 0 : Number.parseInt(digits, 8);
+  // Octal digits after optional spaces, up to a NUL, space or the field's end (read from the
+  // bytes: no string per field); none is 0, as an empty field; anything else is NaN.
+  const end = offset + length;
+  let at = offset;
+  while (at < end && (block[at] === 0x20 || block[at] === 0x09)) at += 1;
+  let value = 0;
+  const from = at;
+  for (; at < end; at += 1) {
+    const digit = (block[at] as number) - 0x30;
+    if (digit < 0 || digit > 7) break;
+    value = value * 8 + digit;
+  }
+  if (at > from || at === end) return value;
+  const stop = block[at];
+  return stop === 0 || stop === 0x20 ? 0 : Number.NaN;
 }
 
 /** The header's size field: octal digits (or GNU base-256), never negative or garbage. */
@@ -127,8 +140,10 @@ function withoutTrailingNuls(bytes: Buffer): Buffer {
 }
 
 function checksumOk(block: Buffer): boolean {
-  let sum = 0;
-  for (let i = 0; i < BLOCK; i += 1) sum += i >= 148 && i < 156 ? 0x20 : (block[i] ?? 0);
+  // Every byte, with the checksum field itself counted as spaces.
+  let sum = 8 * 0x20;
+  for (let i = 0; i < 148; i += 1) sum += block[i] as number;
+  for (let i = 156; i < BLOCK; i += 1) sum += block[i] as number;
   return sum === number(block, 148, 8);
 }
 
@@ -154,8 +169,10 @@ export async function readTar(
     return buffered.length >= n;
   }
 
+  // The awaits below happen only when the bytes are not buffered yet: most headers and small
+  // files are, and an await per header and piece was a good part of a small file's cost.
   async function take(n: number): Promise<Buffer> {
-    if (!(await fill(n))) throw new TarError('truncated tar archive');
+    if (buffered.length < n && !(await fill(n))) throw new TarError('truncated tar archive');
     return buffered.take(n);
   }
 
@@ -164,7 +181,7 @@ export async function readTar(
     let left = n;
     while (left > 0) {
       if (buffered.length === 0 && !(await fill(1))) throw new TarError('truncated tar archive');
-      const drop = Math.min(left, buffered.length);
+      const drop = left < buffered.length ? left : buffered.length;
       buffered.skip(drop);
       left -= drop;
     }
@@ -188,11 +205,11 @@ export async function readTar(
   /** Bytes of pax and long-name headers read for the coming entry. */
   let metadata = 0;
   for (;;) {
-    if (!(await fill(BLOCK))) {
+    if (buffered.length < BLOCK && !(await fill(BLOCK))) {
       if (buffered.length === 0) return;
       throw new TarError('truncated tar archive');
     }
-    const block = await take(BLOCK);
+    const block = buffered.take(BLOCK);
     if (block.every((b) => b === 0)) return;
     if (!checksumOk(block)) throw new TarError('damaged tar header (checksum mismatch)');
     const type = String.fromCharCode(block[156] || 0x30);
@@ -205,7 +222,7 @@ export async function readTar(
           `pax or long-name headers of more than ${MAX_METADATA / 1024 / 1024} MiB for one entry; the archive is damaged or not a backupd snapshot`,
         );
       }
-      const data = await take(padded);
+      const data = buffered.length >= padded ? buffered.take(padded) : await take(padded);
       const content = data.subarray(0, size);
       if (type === 'x') parsePax(content, pax);
       if (type === 'L') longName = withoutTrailingNuls(content);
@@ -245,8 +262,11 @@ export async function readTar(
     left = realSize;
     await onEntry(entry, body());
     // Skip what the handler did not read, then the block padding.
-    await skip(left);
+    const rest = left + (Math.ceil(realSize / BLOCK) * BLOCK - realSize);
     left = 0;
-    await skip(Math.ceil(realSize / BLOCK) * BLOCK - realSize);
+    if (rest > 0) {
+      if (buffered.length >= rest) buffered.skip(rest);
+      else await skip(rest);
+    }
   }
 }
