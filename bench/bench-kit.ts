@@ -47,3 +47,53 @@ export async function uploadFile(url: string, token: string, path: string, sha: 
   if (done.status !== 200) throw new Error(`finalize: ${JSON.stringify(done.body)}`);
   return { scoutId: meta.scout_id, filename: String(done.body.stored_as ?? done.body.filename) };
 }
+
+/** A measured figure against its target; `value` null when it could not be measured. */
+export interface Check {
+  what: string;
+  value: number | null;
+  /** Whether the value must be at least or at most the target. */
+  at: 'least' | 'most';
+  target: number;
+  unit: '×' | ' MiB' | ' s';
+}
+
+/** A speed ratio: the reference's time ÷ ours (above 1: we are faster). */
+export const ratio = (referenceSeconds: number, seconds: number): number => referenceSeconds / seconds;
+
+const figure = (value: number, unit: Check['unit']) =>
+  `${unit === ' MiB' ? Math.round(value) : value.toFixed(2)}${unit}`;
+
+/** "0.93× PASS", "261 MiB MISS", or "— (not measured)". */
+export function verdict(check: Check): string {
+  if (check.value === null || !Number.isFinite(check.value)) return '— (not measured)';
+  const pass = check.at === 'least' ? check.value >= check.target : check.value <= check.target;
+  return `${figure(check.value, check.unit)} ${pass ? 'PASS' : 'MISS'}`;
+}
+
+/**
+ * A Markdown table of targets: one row per check, one column per run (dataset), the target
+ * beside; then `overall` checks (across runs) with their own value column.
+ */
+export function checksTable(runs: { column: string; checks: Check[] }[], overall: Check[] = []): string {
+  const target = (c: Check) => `${c.at === 'least' ? '≥' : '≤'} ${figure(c.target, c.unit)}`;
+  const names = [...new Set(runs.flatMap((r) => r.checks.map((c) => c.what)))];
+  const lines = [
+    `| target | goal | ${runs.map((r) => r.column).join(' | ')} |`,
+    `| --- | --- | ${runs.map(() => '---').join(' | ')} |`,
+  ];
+  for (const name of names) {
+    const first = runs.flatMap((r) => r.checks).find((c) => c.what === name) as Check;
+    const cells = runs.map((r) => {
+      const check = r.checks.find((c) => c.what === name);
+      return check ? verdict(check) : '—';
+    });
+    lines.push(`| ${name} | ${target(first)} | ${cells.join(' | ')} |`);
+  }
+  for (const check of overall) {
+    lines.push(
+      `| ${check.what} | ${target(check)} | ${verdict(check)}${runs.length > 1 ? ' | '.repeat(runs.length - 1) : ''} |`,
+    );
+  }
+  return lines.join('\n');
+}

@@ -1,13 +1,17 @@
 /**
- * Scout benchmark (issue #14): one run, one table. On a generated dataset of the issue's shape
- * (bench/scout-dataset.ts; BENCH_GIB, default 1) it measures side by side
- *   - the pipeline: `tar -cf - | zstd -3 -T0 | age -r` into a file, and
- *     `age -d | zstd -d | tar -x` back;
+ * Scout benchmark (issues #14 and #27): one run, every dataset, one table of targets. Per dataset
+ * it measures side by side
+ *   - the pipeline: `tar -cf - | zstd -3 -T0 | age -r` into a file, and `age -d | zstd -d | tar -x`;
  *   - restic (`restic init` + first `restic backup`, and `restic restore`), when installed;
- *   - backupd: run-now through a Station on loopback until stored, then `backupd scout restore`
- *     from that Station, and the Scout's own restore (POST /api/recovery/restore);
- * with wall time, CPU seconds, peak RSS, and the Scout's idle RSS after five consecutive
- * backups. Ratios are against the pipeline (higher is better for speed).
+ *   - backupd, from dist/ on the shipped defaults: run-now through a Station on loopback until
+ *     stored (and its archive stage alone, from the Scout's `/api/status` phase), then
+ *     `backupd scout restore` from that Station into an empty folder, and the Scout's own restore
+ *     into the job folder (every file there already: left unchanged), four more backups and the
+ *     Scout's idle RSS; the Station's CPU per received GiB and its peak RSS.
+ * Datasets (bench/scout-dataset.ts): `1g` and `4g` (mixed, issue #14's shape) and `files` (a
+ * million files of 0–4 KiB). BENCH_DATASETS=1g,files picks some (any `<n>g` size works),
+ * BENCH_GIB=n is short for BENCH_DATASETS=<n>g, BENCH_FILES=n sizes the `files` dataset. Each is
+ * made once under the temp folder and reused.
  */
 import { execFileSync, spawnSync } from 'node:child_process';
 import {
@@ -25,13 +29,33 @@ import { join } from 'node:path';
 import { generateScoutKey } from '../src/scout/archive/x25519.ts';
 import { adminClient, type Client } from '../test/helpers/http.ts';
 import { startServer, type TestServer } from '../test/helpers/server.ts';
+import { type Check, checksTable, ratio } from './bench-kit.ts';
 import { cpuSeconds, peakRssMib, rssMib } from './proc-stats.ts';
-import { generateDataset } from './scout-dataset.ts';
+import { generateDataset, generateSmallFiles } from './scout-dataset.ts';
 
-const gib = Number(process.env.BENCH_GIB ?? 1);
-const root = join(tmpdir(), `backupd-bench-scout-${gib}g`);
-const scan = join(root, 'scan');
-const data = join(scan, 'dataset');
+interface Dataset {
+  /** Its folder's name part and its column in the table of targets. */
+  id: string;
+  make: (dir: string) => void;
+}
+
+function datasets(): Dataset[] {
+  const spec =
+    process.env.BENCH_DATASETS ?? (process.env.BENCH_GIB ? `${process.env.BENCH_GIB}g` : '1g,4g,files');
+  return spec
+    .split(',')
+    .map((token) => token.trim())
+    .filter(Boolean)
+    .map((token) => {
+      const size = /^(\d+(?:\.\d+)?)g$/.exec(token);
+      if (size) return { id: `${Number(size[1])}g`, make: (dir) => generateDataset(dir, Number(size[1])) };
+      if (token === 'files') {
+        const files = Number(process.env.BENCH_FILES ?? 1_000_000);
+        return { id: `files-${files}`, make: (dir) => generateSmallFiles(dir, files) };
+      }
+      throw new Error(`BENCH_DATASETS: "${token}" is neither <n>g (a mixed dataset of n GiB) nor files`);
+    });
+}
 
 interface Measure {
   seconds: number;
@@ -40,7 +64,7 @@ interface Measure {
 }
 
 /** Runs a shell command under /usr/bin/time: wall, CPU of all its processes, largest peak RSS. */
-function timed(script: string, env: Record<string, string> = {}): Measure {
+function timed(root: string, script: string, env: Record<string, string> = {}): Measure {
   const report = join(root, 'time.txt');
   const t = performance.now();
   const run = spawnSync('/usr/bin/time', ['-o', report, '-f', '%U %S %M', 'sh', '-c', script], {
@@ -59,20 +83,33 @@ function timed(script: string, env: Record<string, string> = {}): Measure {
 /** The peak RSS counter of a running process starts again from its current RSS. */
 const resetPeak = (pid: number) => writeFileSync(`/proc/${pid}/clear_refs`, '5');
 
-/** A folder for a restore, made where no recent delete slows file creation (ext4 skips recently freed inodes). */
-let restores = 0;
-function restoreDir(name: string): string {
-  restores += 1;
-  const dir = join(root, 'restores', `${name}-${restores}`);
-  mkdirSync(dir, { recursive: true });
-  return dir;
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** One dataset's folders: the source under `scan/dataset`, restores under `restores/`. */
+function place(dataset: Dataset) {
+  const root = join(tmpdir(), `backupd-bench-scout-${dataset.id}`);
+  const scan = join(root, 'scan');
+  let restores = 0;
+  return {
+    root,
+    scan,
+    data: join(scan, 'dataset'),
+    /** A folder for a restore, made where no recent delete slows file creation (ext4 skips recently freed inodes). */
+    restoreDir(name: string): string {
+      restores += 1;
+      const dir = join(root, 'restores', `${name}-${restores}`);
+      mkdirSync(dir, { recursive: true });
+      return dir;
+    },
+  };
 }
+type Place = ReturnType<typeof place>;
 
 /**
  * Files equal in content (`diff -r`) and, unless `contentOnly`, in type, mode and mtime
  * (`find -printf`) — mtimes within `mtimeTolerance` seconds (backupd keeps microseconds).
  */
-function assertSameTree(copy: string, mtimeTolerance: number | 'content only' = 2e-6): void {
+function assertSameTree(data: string, copy: string, mtimeTolerance: number | 'content only' = 2e-6): void {
   // The job's marker (.upload_dir) is never part of its snapshot.
   execFileSync('diff', ['-r', '--no-dereference', '-x', '.upload_dir', data, copy]);
   if (mtimeTolerance === 'content only') return;
@@ -81,10 +118,7 @@ function assertSameTree(copy: string, mtimeTolerance: number | 'content only' = 
       execFileSync(
         'sh',
         ['-c', 'cd "$1" && find . -mindepth 1 -not -name .upload_dir -printf "%p %y %m %T@\\n"', 'sh', dir],
-        {
-          encoding: 'utf8',
-          maxBuffer: 256 * 1024 * 1024,
-        },
+        { encoding: 'utf8', maxBuffer: 1024 * 1024 * 1024 },
       )
         .trim()
         .split('\n')
@@ -108,61 +142,75 @@ function assertSameTree(copy: string, mtimeTolerance: number | 'content only' = 
   }
 }
 
-function pipeline(recipient: string, keyFile: string) {
-  const archive = join(root, 'pipeline.tar.zst.age');
-  const backup = timed(`tar -cf - -C "${data}" . | zstd -3 -T0 -q | age -r ${recipient} > "${archive}"`);
-  const dest = restoreDir('pipeline');
-  const restore = timed(`age -d -i "${keyFile}" "${archive}" | zstd -d -q | tar -x -C "${dest}"`);
+function pipeline(at: Place) {
+  const key = generateScoutKey();
+  const keyFile = join(at.root, 'key.txt');
+  writeFileSync(keyFile, `${key.ageIdentity}\n`, { mode: 0o600 });
+  const archive = join(at.root, 'pipeline.tar.zst.age');
+  const backup = timed(
+    at.root,
+    `tar -cf - -C "${at.data}" . | zstd -3 -T0 -q | age -r ${key.ageRecipient} > "${archive}"`,
+  );
+  const dest = at.restoreDir('pipeline');
+  const restore = timed(at.root, `age -d -i "${keyFile}" "${archive}" | zstd -d -q | tar -x -C "${dest}"`);
   // GNU tar's default format keeps whole seconds.
-  assertSameTree(dest, 1);
+  assertSameTree(at.data, dest, 1);
   rmSync(archive);
   console.error(`pipeline: ${JSON.stringify({ backup, restore })}`);
   return { backup, restore };
 }
 
-function restic() {
+function restic(at: Place) {
   if (spawnSync('restic', ['version']).error) return null;
-  const repo = join(root, 'restic-repo');
+  const repo = join(at.root, 'restic-repo');
   rmSync(repo, { recursive: true, force: true });
   const env = { RESTIC_PASSWORD: 'bench', RESTIC_REPOSITORY: repo };
-  const backup = timed(`restic init -q && restic backup -q "${data}"`, env);
-  const dest = restoreDir('restic');
-  const restore = timed(`restic restore -q latest --target "${dest}"`, env);
-  assertSameTree(join(dest, data), 'content only');
+  const backup = timed(at.root, `restic init -q && restic backup -q "${at.data}"`, env);
+  const dest = at.restoreDir('restic');
+  const restore = timed(at.root, `restic restore -q latest --target "${dest}"`, env);
+  assertSameTree(at.data, join(dest, at.data), 'content only');
   rmSync(repo, { recursive: true, force: true });
+  console.error(`restic: ${JSON.stringify({ backup, restore })}`);
   return { backup, restore };
 }
 
-async function waitIdle(admin: Client): Promise<void> {
-  for (;;) {
-    if ((await admin.get('/api/status')).body.operation === null) return;
-    await new Promise((r) => setTimeout(r, 250));
-  }
-}
-
-/** One run-now until stored: wall, the Scout's CPU seconds and its peak RSS meanwhile. */
-async function backupOnce(admin: Client, scout: TestServer): Promise<Measure> {
+/**
+ * One run-now until stored: wall, the Scout's CPU seconds and its peak RSS meanwhile, and how
+ * long `/api/status` showed the phase `archiving` (polled every 100 ms; null if never seen).
+ */
+async function backupOnce(admin: Client, scout: TestServer) {
   resetPeak(scout.pid);
   const cpu = cpuSeconds(scout.pid);
   const t = performance.now();
   await admin.post('/api/run-now');
-  await new Promise((r) => setTimeout(r, 50));
-  await waitIdle(admin);
+  let archivingFrom: number | null = null;
+  let archivingTo: number | null = null;
+  await sleep(50);
+  for (;;) {
+    const operation = (await admin.get('/api/status')).body.operation;
+    const now = performance.now();
+    if (operation?.phase === 'archiving') archivingFrom ??= now;
+    else if (archivingFrom !== null) archivingTo ??= now;
+    if (operation === null) break;
+    await sleep(100);
+  }
   const seconds = (performance.now() - t) / 1000;
   const job = (await admin.get('/api/directories')).body.directories[0];
   if (job.state.last_status !== 'uploaded')
     throw new Error(`backup failed: ${job.state.last_status} ${job.state.last_error}`);
-  return { seconds, cpu: cpuSeconds(scout.pid) - cpu, rssMib: peakRssMib(scout.pid) };
+  const archiveSeconds =
+    archivingFrom === null ? null : ((archivingTo ?? performance.now()) - archivingFrom) / 1000;
+  return { seconds, cpu: cpuSeconds(scout.pid) - cpu, rssMib: peakRssMib(scout.pid), archiveSeconds };
 }
 
-async function backupd() {
+async function backupd(at: Place) {
   const station = await startServer('station', { entry: 'dist', env: { LOG_LEVEL: 'warn' } });
-  const scoutData = join(root, 'scout-data');
+  const scoutData = join(at.root, 'scout-data');
   rmSync(scoutData, { recursive: true, force: true });
   const scout = await startServer('scout', {
     entry: 'dist',
     dataDir: scoutData,
-    env: { LOG_LEVEL: 'warn', SCAN_ROOT: scan },
+    env: { LOG_LEVEL: 'warn', SCAN_ROOT: at.scan },
   });
   try {
     const stationAdmin = await adminClient(station.url);
@@ -172,19 +220,23 @@ async function backupd() {
     await admin.post('/api/directories/save-job', { relative_path: 'dataset', config: {} });
     const stationCpu = cpuSeconds(station.pid);
     const backup = await backupOnce(admin, scout);
-    console.error(`backupd backup: ${JSON.stringify(backup)}`);
-    const stationBackup = { cpu: cpuSeconds(station.pid) - stationCpu, rssMib: peakRssMib(station.pid) };
+    const stationBackupCpu = cpuSeconds(station.pid) - stationCpu;
+    const listed = await admin.get('/api/recovery/snapshots?relative_path=dataset');
+    const archiveGib = Number(listed.body.snapshots?.[0]?.size_bytes ?? 0) / 2 ** 30;
+    console.error(`backupd backup: ${JSON.stringify({ ...backup, archiveGib, stationBackupCpu })}`);
 
-    // `backupd scout restore` from the Station, as a new process.
-    const dest = restoreDir('backupd');
+    // `backupd scout restore` from the Station, as a new process, into an empty folder.
+    const dest = at.restoreDir('backupd');
     const cli = timed(
+      at.root,
       `"${process.execPath}" "${join(import.meta.dirname, '..', 'dist', 'backupd.mjs')}" scout restore --data-dir "${scoutData}" --job dataset --dest "${dest}" > /dev/null`,
       { LOG_LEVEL: 'warn' },
     );
-    assertSameTree(dest);
+    assertSameTree(at.data, dest);
     console.error(`backupd scout restore: ${JSON.stringify(cli)}`);
 
-    // The Scout's own restore, into the job folder (everything there already: all replaced).
+    // The Scout's own restore, into the job folder: every file is there already, so it is
+    // compared and left unchanged (issue #27: a match is not rewritten).
     resetPeak(scout.pid);
     const ownCpu = cpuSeconds(scout.pid);
     // spawnSync blocked this process while the Scout closed the idle keep-alive connection: the
@@ -200,10 +252,13 @@ async function backupd() {
       seconds: (performance.now() - t) / 1000,
       cpu: cpuSeconds(scout.pid) - ownCpu,
       rssMib: peakRssMib(scout.pid),
+      unchanged: Number(own.body.unchanged),
+      rewritten: Number(own.body.added) + Number(own.body.replaced),
     };
+    console.error(`backupd own restore: ${JSON.stringify(scoutRestore)}`);
 
     // Four more backups (one file changed each time, put back after), then the Scout's RSS at rest.
-    const changed = join(data, 'text', 'doc-0.txt');
+    const changed = join(at.data, '.complete');
     const before = statSync(changed);
     let peak = backup.rssMib;
     for (let i = 0; i < 4; i += 1) {
@@ -212,15 +267,15 @@ async function backupd() {
     }
     truncateSync(changed, before.size);
     utimesSync(changed, before.atime, before.mtime);
-    await new Promise((r) => setTimeout(r, 3000));
-    const idle = rssMib(scout.pid);
+    await sleep(3000);
     return {
       backup,
-      stationBackup,
+      archiveGib,
+      station: { cpu: stationBackupCpu, peakMib: peakRssMib(station.pid) },
       cli,
       scoutRestore,
       peakOfFive: peak,
-      idle,
+      idle: rssMib(scout.pid),
     };
   } finally {
     await scout.dispose();
@@ -228,42 +283,176 @@ async function backupd() {
   }
 }
 
-generateDataset(data, gib);
-const sourceGib =
-  Number(execFileSync('du', ['-sb', '--exclude=.complete', data]).toString().split('\t')[0]) / 2 ** 30;
-rmSync(join(root, 'restores'), { recursive: true, force: true });
-// The programs first, then backupd right after, so all three see the machine in the same state.
-const pipelineKey = generateScoutKey();
-const keyFile = join(root, 'key.txt');
-writeFileSync(keyFile, `${pipelineKey.ageIdentity}\n`, { mode: 0o600 });
-const tools = pipeline(pipelineKey.ageRecipient, keyFile);
-const theirs = restic();
-const ours = await backupd();
-rmSync(join(root, 'restores'), { recursive: true, force: true });
+/** Everything measured on one dataset, and its rows of the table of targets. */
+async function runDataset(dataset: Dataset) {
+  const at = place(dataset);
+  const t = performance.now();
+  dataset.make(at.data);
+  console.error(`dataset ${dataset.id}: ready in ${((performance.now() - t) / 1000).toFixed(0)} s`);
+  const [bytes = 0, files = 0] = execFileSync(
+    'sh',
+    ['-c', 'du -sb --exclude=.complete "$1" | cut -f1; find "$1" -type f | wc -l', 'sh', at.data],
+    { encoding: 'utf8' },
+  )
+    .trim()
+    .split('\n')
+    .map(Number);
+  // Left from an earlier run (long enough ago not to slow file creation down).
+  rmSync(join(at.root, 'restores'), { recursive: true, force: true });
+  // The programs first, then backupd right after, so all three see the machine in the same state.
+  const tools = pipeline(at);
+  const theirs = restic(at);
+  const ours = await backupd(at);
+  if (!existsSync(join(at.data, '.complete'))) throw new Error('dataset missing after the run');
 
-const s = (m: { seconds: number }) => `${m.seconds.toFixed(1)} s`;
-const ratio = (reference: number, value: number) => `${(reference / value).toFixed(2)}×`;
-const cpuPerGib = (m: Measure) => `${(m.cpu / sourceGib).toFixed(1)} s/GiB`;
-const mibOf = (n: number) => `${Math.round(n)} MiB`;
-console.log(
-  `dataset: ${sourceGib.toFixed(2)} GiB at ${data} (BENCH_GIB=${gib}); speed ratios are the pipeline's time ÷ this one's`,
-);
-console.log('| | backup | restore | CPU backup | peak RSS backup / restore | idle RSS after 5 backups |');
-console.log('| --- | --- | --- | --- | --- | --- |');
-console.log(
-  `| tar \\| zstd -3 -T0 \\| age / age -d \\| zstd -d \\| tar -x | ${s(tools.backup)} | ${s(tools.restore)} | ${cpuPerGib(tools.backup)} | ${mibOf(tools.backup.rssMib)} / ${mibOf(tools.restore.rssMib)} | — |`,
-);
-if (theirs) {
+  const gib = bytes / 2 ** 30;
+  const s = (m: { seconds: number }) => `${m.seconds.toFixed(1)} s`;
+  const perGib = (cpu: number) => `${(cpu / gib).toFixed(1)} s/GiB`;
+  const mib = (n: number) => `${Math.round(n)} MiB`;
   console.log(
-    `| restic: init + first backup / restore | ${s(theirs.backup)} (${ratio(tools.backup.seconds, theirs.backup.seconds)}) | ${s(theirs.restore)} (${ratio(tools.restore.seconds, theirs.restore.seconds)}) | ${cpuPerGib(theirs.backup)} | ${mibOf(theirs.backup.rssMib)} / ${mibOf(theirs.restore.rssMib)} | — |`,
+    `\n### ${dataset.id}: ${gib.toFixed(2)} GiB in ${files.toLocaleString('en')} files at ${at.data}\n`,
   );
-} else {
-  console.log('| restic | not installed (apt-get install restic): column skipped | | | | |');
+  console.log('| | time | CPU | peak RSS |');
+  console.log('| --- | --- | --- | --- |');
+  const row = (what: string, m: Measure, extra = '') =>
+    console.log(
+      `| ${what} | ${s(m)} | ${m.cpu.toFixed(1)} s (${perGib(m.cpu)}) | ${mib(m.rssMib)}${extra} |`,
+    );
+  row('backup: `tar \\| zstd -3 -T0 \\| age`', tools.backup);
+  if (theirs) row('backup: restic init + first backup', theirs.backup);
+  row(
+    'backup: backupd run-now until stored (Scout)',
+    ours.backup,
+    `; ${mib(ours.peakOfFive)} over 5 backups`,
+  );
+  console.log(
+    `| backupd archive stage (\`/api/status\` phase archiving) | ${ours.backup.archiveSeconds === null ? '—' : `${ours.backup.archiveSeconds.toFixed(1)} s`} | | |`,
+  );
+  console.log(
+    `| Station during the first backup (${ours.archiveGib.toFixed(2)} GiB received) | | ${ours.station.cpu.toFixed(1)} s (${(ours.station.cpu / ours.archiveGib).toFixed(2)} s per received GiB) | ${mib(ours.station.peakMib)} (whole run) |`,
+  );
+  console.log(`| Scout idle after 5 backups | | | ${mib(ours.idle)} (now) |`);
+  row('restore: `age -d \\| zstd -d \\| tar -x`', tools.restore);
+  if (theirs) row('restore: restic restore', theirs.restore);
+  row('restore: `backupd scout restore` from the Station', ours.cli);
+  row(
+    `restore: the Scout's own, into the job folder (${ours.scoutRestore.unchanged} unchanged, ${ours.scoutRestore.rewritten} written)`,
+    ours.scoutRestore,
+  );
+  if (!theirs)
+    console.log('\nrestic is not installed (apt-get install restic): its rows and targets are left out');
+
+  const checks: Check[] = [
+    {
+      what: 'backup vs the pipeline',
+      value: ratio(tools.backup.seconds, ours.backup.seconds),
+      at: 'least',
+      target: 0.7,
+      unit: '×',
+    },
+    ...(theirs
+      ? [
+          {
+            what: "backup vs restic's first backup",
+            value: ratio(theirs.backup.seconds, ours.backup.seconds),
+            at: 'least',
+            target: 1.5,
+            unit: '×',
+          } as const,
+        ]
+      : []),
+    {
+      what: 'archive stage alone vs the pipeline',
+      value:
+        ours.backup.archiveSeconds === null ? null : ratio(tools.backup.seconds, ours.backup.archiveSeconds),
+      at: 'least',
+      target: 0.9,
+      unit: '×',
+    },
+    {
+      what: '`scout restore` vs `age -d \\| zstd -d \\| tar -x`',
+      value: ratio(tools.restore.seconds, ours.cli.seconds),
+      at: 'least',
+      target: 0.9,
+      unit: '×',
+    },
+    ...(theirs
+      ? [
+          {
+            what: '`scout restore` vs restic restore',
+            value: ratio(theirs.restore.seconds, ours.cli.seconds),
+            at: 'least',
+            target: 1.2,
+            unit: '×',
+          } as const,
+        ]
+      : []),
+    {
+      what: "the Scout's own restore vs the pipeline's",
+      value: ratio(tools.restore.seconds, ours.scoutRestore.seconds),
+      at: 'least',
+      target: 0.7,
+      unit: '×',
+    },
+    {
+      what: "Scout CPU for a backup ÷ the pipeline's",
+      value: ours.backup.cpu / tools.backup.cpu,
+      at: 'most',
+      target: 1.3,
+      unit: '×',
+    },
+    { what: 'Scout peak RSS over 5 backups', value: ours.peakOfFive, at: 'most', target: 250, unit: ' MiB' },
+    { what: 'Scout idle RSS after 5 backups', value: ours.idle, at: 'most', target: 150, unit: ' MiB' },
+    { what: 'restore CLI peak RSS', value: ours.cli.rssMib, at: 'most', target: 200, unit: ' MiB' },
+    { what: 'Station peak RSS', value: ours.station.peakMib, at: 'most', target: 300, unit: ' MiB' },
+    {
+      what: 'Station CPU per received GiB',
+      value: ours.station.cpu / ours.archiveGib,
+      at: 'most',
+      target: 1.5,
+      unit: ' s',
+    },
+  ];
+  return {
+    id: dataset.id,
+    checks,
+    peakOfFive: ours.peakOfFive,
+    idle: ours.idle,
+    restores: join(at.root, 'restores'),
+  };
 }
+
+const results = [];
+for (const dataset of datasets()) results.push(await runDataset(dataset));
+// Restored copies go only now: ext4 creates files slowly next to inodes freed in the last
+// minutes, which would slow the next restore down (and not the others' the same way).
+for (const { restores } of results) rmSync(restores, { recursive: true, force: true });
 console.log(
-  `| backupd: run-now until stored / \`scout restore\` from the Station | ${s(ours.backup)} (${ratio(tools.backup.seconds, ours.backup.seconds)}${theirs ? `; ${ratio(theirs.backup.seconds, ours.backup.seconds)} restic` : ''}) | ${s(ours.cli)} (${ratio(tools.restore.seconds, ours.cli.seconds)}${theirs ? `; ${ratio(theirs.restore.seconds, ours.cli.seconds)} restic` : ''}) | Scout ${cpuPerGib(ours.backup)} (${(ours.backup.cpu / tools.backup.cpu).toFixed(2)}× the pipeline's), Station ${cpuPerGib(ours.stationBackup)} | Scout ${mibOf(ours.backup.rssMib)} (${mibOf(ours.peakOfFive)} over 5 backups) / CLI ${mibOf(ours.cli.rssMib)}; Station ${mibOf(ours.stationBackup.rssMib)} | Scout ${mibOf(ours.idle)} |`,
+  "\n### Targets (issue #27), side by side; speed ratios are the other time ÷ backupd's (higher is faster)\n",
 );
+const peaks = results.map((r) => r.peakOfFive);
+const idles = results.map((r) => r.idle);
+const spread = (values: number[]) => Math.max(...values) / Math.min(...values);
 console.log(
-  `| backupd: the Scout's own restore (download, decrypt, replace every file) | — | ${s(ours.scoutRestore)} (${ratio(tools.restore.seconds, ours.scoutRestore.seconds)}) | restore ${cpuPerGib(ours.scoutRestore)} | — / Scout ${mibOf(ours.scoutRestore.rssMib)} | — |`,
+  checksTable(
+    results.map((r) => ({ column: r.id, checks: r.checks })),
+    results.length > 1
+      ? [
+          {
+            what: 'Scout peak RSS, largest ÷ smallest of the datasets',
+            value: spread(peaks),
+            at: 'most',
+            target: 1.1,
+            unit: '×',
+          },
+          {
+            what: 'Scout idle RSS, largest ÷ smallest of the datasets',
+            value: spread(idles),
+            at: 'most',
+            target: 1.1,
+            unit: '×',
+          },
+        ]
+      : [],
+  ),
 );
-if (!existsSync(join(data, '.complete'))) throw new Error('dataset missing after the run');
