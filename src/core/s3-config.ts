@@ -1,5 +1,5 @@
 /**
- * `STORAGE_URL=s3://BUCKET[/PREFIX]` and the standard S3 variables (contract: Storage). The
+ * `STORAGE_URL=s3://BUCKET[/PREFIX]` and the standard S3 variables (docs/operators-guide.md, section 9). The
  * secret key is kept out of `JSON.stringify` and `console.log` of the config (not enumerable).
  */
 export interface S3Config {

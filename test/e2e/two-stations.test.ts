@@ -1,5 +1,5 @@
-// Two Stations, one PostgreSQL, one bucket (issue #15 part 4, CONTRACT.md Storage: "several
-// Stations may share one DATABASE_URL and one STORAGE_URL behind a load balancer"). The chunks
+// Two Stations, one PostgreSQL, one bucket (issue #15 part 4, docs/extensions.md, Storage and
+// several Stations: one DATABASE_URL and one STORAGE_URL behind a load balancer). The chunks
 // of one upload alternate between the Stations; the one receiving a chunk is killed with
 // SIGKILL half way through it; the upload resumes on the other from what the bucket holds and
 // is stored exactly once with the right bytes (one object, no multipart upload left, SHA-256

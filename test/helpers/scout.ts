@@ -8,7 +8,7 @@ import { expectStatus } from './assertions.ts';
 import { adminClient, type Client } from './http.ts';
 import { type ServerOptions, startServer, type TestServer } from './server.ts';
 
-/** The parts of the Scout's GET /api/status the tests read (CONTRACT.md, Scout fields). */
+/** The parts of the Scout's GET /api/status the tests read (docs/api.md, Scout). */
 export interface ScoutStatus {
   scout_id: string;
   scout_instance_id: string;

@@ -1,6 +1,6 @@
 // Scout keys and the age v1 archive encryption (age-encryption.org/v1, c2sp.org/age), proved
 // against the `age` and `age-keygen` programs both ways, through the tar | zstd | age pipeline
-// of the contract, against tampering, and against the spec's MUSTs on hand-built files.
+// of docs/archive-format.md, against tampering, and against the spec's MUSTs on hand-built files.
 // The programs are required in CI (CI=true); elsewhere tests that need them are skipped.
 import assert from 'node:assert/strict';
 import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';

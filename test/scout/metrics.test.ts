@@ -1,4 +1,4 @@
-// GET /metrics on the Scout (CONTRACT.md "Beyond the specs", Both roles): who may read it, and
+// GET /metrics on the Scout (docs/extensions.md, Both roles; README, Metrics): who may read it, and
 // the job gauges and operation bytes after a real backup to a real Station and after a backup
 // the Station refused (its uploads paused). The drill gauge exists without samples until
 // restore drills land.

@@ -1,5 +1,5 @@
-// Instance binding is a reservation, and recovery tokens (CONTRACT.md "Beyond the specs":
-// Instance binding, Recovery tokens; spec: station.md "Station token binding"; issue #13 item 1,
+// Instance binding is a reservation, and recovery tokens (docs/protocol.md:
+// Station tokens; docs/extensions.md: Instance binding and recovery tokens; issue #13 item 1,
 // issue #18 item 2). Runs on PGlite (one Station) and on PostgreSQL (two Stations on one
 // database, sharing the signing key, as behind a load balancer): see the two runner files.
 //

@@ -1,4 +1,4 @@
-// GET /metrics on the Station (CONTRACT.md "Beyond the specs", Both roles): who may read it,
+// GET /metrics on the Station (docs/extensions.md, Both roles; README, Metrics): who may read it,
 // the families it holds, and their values after backups, failed backups, a deletion and a
 // verification that finds damage. Runs on PGlite and on PostgreSQL (see the two runner files);
 // on PostgreSQL a second Station on the same database must report the same snapshot gauges.

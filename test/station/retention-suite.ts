@@ -1,5 +1,5 @@
 // Calendar retention by arrival time, no flush, the hourly upload limit and protected snapshots
-// (issue 25; CONTRACT.md "Round 3 extensions"). Runs on PGlite and on PostgreSQL (the two
+// (issue 25; docs/extensions.md, Retention). Runs on PGlite and on PostgreSQL (the two
 // runner files). One Station with a new Station's defaults, shared by the tests, which run in
 // order; the Station's clock only moves forward.
 //

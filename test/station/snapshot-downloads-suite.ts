@@ -1,5 +1,5 @@
 // Scout recovery downloads from the Station: latest, by fingerprint, by name, the list, HTTP
-// Range, and who may download what (CONTRACT.md: namespace components, storage layout).
+// Range, and who may download what (docs/protocol.md: Names and fields, Recovery).
 // One Station for the file; each test has its own Scout, instance and job names.
 import assert from 'node:assert/strict';
 import { existsSync, rmSync, writeFileSync } from 'node:fs';

@@ -1,4 +1,4 @@
-// Integrity of the stored snapshots: verification (CONTRACT.md: verification result fields)
+// Integrity of the stored snapshots: verification (docs/extensions.md, Verification)
 // and, across a restart, the kept result and start-up reconciliation with the store. The first
 // test sees a Station on which verification never ran; the last section stops the Station,
 // edits its store by hand (files on disk, objects in the bucket) and starts it again.

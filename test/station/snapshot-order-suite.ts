@@ -1,6 +1,6 @@
 // Snapshot order by the snapshot's own time, `retention_keep_within_days` and the snapshot list
-// for Scouts (CONTRACT.md "Beyond the specs": Snapshot order, retention_keep_within_days,
-// GET /backup/recovery/…/snapshots; issue #16 items 1, 2 and 4). Runs on PGlite and on
+// for Scouts (docs/extensions.md: Snapshot order, Retention; docs/protocol.md: Recovery;
+// issue #16 items 1, 2 and 4). Runs on PGlite and on
 // PostgreSQL (see the two runner files).
 //
 // One Station, shared by the tests, which run in order; every test uses its own Scout. The

@@ -1,5 +1,5 @@
 // Station tokens: mint, list, revoke, expiry, and binding a token to Scout instances
-// (CONTRACT.md: Station token fields; binding_conflict). Runs on PGlite and on PostgreSQL.
+// (docs/protocol.md: Station tokens; docs/api.md: Station). Runs on PGlite and on PostgreSQL.
 // One Station for the file; every test uses its own scout_id / instance names; the clock only
 // moves forward.
 import assert from 'node:assert/strict';

@@ -1,5 +1,5 @@
 // Two Station processes on one PostgreSQL database, as behind a load balancer (issue #15
-// part 3; CONTRACT.md Storage: "several Stations may share one DATABASE_URL"): a Station token
+// part 3; docs/extensions.md, Storage and several Stations): a Station token
 // minted on either is accepted by the other (one signing key, in the database), failed
 // sign-ins from one address are counted across both, a verification lease held by one keeps
 // the other from running one, and the overview one of them has cached follows a change made

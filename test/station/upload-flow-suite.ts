@@ -1,6 +1,6 @@
 // The upload protocol end to end over HTTP: initiate, resume, chunks, finalize, duplicates,
-// -2/-3 names, checksum mismatch (CONTRACT.md: upload statuses, checksum_mismatch, storage
-// layout). Runs on PGlite and on PostgreSQL.
+// -2/-3 names, checksum mismatch (docs/protocol.md: Upload; docs/extensions.md:
+// Storage). Runs on PGlite and on PostgreSQL.
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { statSync } from 'node:fs';

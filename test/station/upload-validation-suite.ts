@@ -1,5 +1,5 @@
 // What an upload initiation and its chunks must be: field rules, names, sizes and the
-// Station's limits (CONTRACT.md: namespace rule, snapshot file names). Runs on PGlite and on
+// Station's limits (docs/protocol.md: Names and fields). Runs on PGlite and on
 // PostgreSQL. One Station for the file with MAX_UPLOAD_BYTES=3000000.
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';

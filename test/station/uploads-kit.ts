@@ -77,7 +77,7 @@ export function assertOk(reply: AnyReply, statusOrMessage: number | string = 200
   assert.equal(reply.status, status, `${why}expected ${status}, got ${reply.status}: ${show(reply)}`);
 }
 
-/** A revoked token leaves the list, or stays marked as revoked (the spec leaves that open). */
+/** A revoked token leaves the list, or stays marked as revoked (either is allowed). */
 export function assertGoneOrRevoked(entry: CredentialEntry | undefined): void {
   if (entry === undefined) return;
   assert.ok(

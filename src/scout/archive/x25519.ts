@@ -8,7 +8,7 @@ import {
 } from 'node:crypto';
 import { bech32Decode, bech32Encode } from '../../shared/bech32.ts';
 
-/** A Scout key: a 32-byte X25519 secret, with the names the contract gives its forms. */
+/** A Scout key: a 32-byte X25519 secret, with the names of its forms (docs/archive-format.md, The Scout key). */
 export interface ScoutKey {
   secret: Buffer;
   publicKey: Buffer;

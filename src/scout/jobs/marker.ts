@@ -7,8 +7,8 @@ import { isNamespaceComponent, NAMESPACE_RULE } from '../../shared/namespace.ts'
 export const MARKER = '.upload_dir';
 
 /**
- * What makes a job "changed": `sizes` (the default, as the spec says: paths, sizes and empty
- * folders) or `mtimes` (modification times count too, so a same-size edit is backed up).
+ * What makes a job "changed": `sizes` (the default: paths, sizes and empty folders, as
+ * docs/archive-format.md defines the job fingerprint) or `mtimes` (modification times count too, so a same-size edit is backed up).
  */
 export const CHANGE_DETECTIONS = ['sizes', 'mtimes'] as const;
 export type ChangeDetection = (typeof CHANGE_DETECTIONS)[number];

@@ -1,7 +1,7 @@
 /**
  * `GET /api/jobs`: one row per job, rated and paged inside the database. A job's aggregate
  * (count, bytes, newest, oldest) and its health are computed in one statement, whose answer is
- * one JSON text: PGlite decodes result rows slowly in JavaScript (DESIGN.md, "Lessons"), and
+ * one JSON text: PGlite decodes result rows slowly in JavaScript (~300 ms for 10,000 rows), and
  * only the page's jobs carry their newest snapshot, recent sizes, drill and instance facts.
  */
 import { type SQL, sql } from 'drizzle-orm';

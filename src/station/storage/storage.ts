@@ -29,7 +29,7 @@ export interface StoredFile extends SnapshotKey {
   lockedUntil?: number;
 }
 
-/** What `/health` reports of the store (contract: Storage). */
+/** What `/health` reports of the store (docs/api.md, Both roles: GET /health). */
 export interface StorageHealth {
   kind: 'disk' | 's3';
   /** disk only */
