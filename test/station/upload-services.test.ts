@@ -3,7 +3,7 @@
 // the upload lease, retention and the 24-hour sweep, with the clock moved by the test.
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { after, before, describe, mock, test } from 'node:test';
@@ -175,6 +175,41 @@ describe('upload services (in process, PGlite, disk store, fixed clock)', () => 
     assert.equal(reserved, String(stored.stored_as).replace('.tar.zst', '-2.tar.zst'));
     await kit.uploads.chunk(kit.token, two.upload_id, 0, bodyOf(second));
     assert.equal((await kit.uploads.finalize(kit.token, two.upload_id)).stored_as, reserved);
+  });
+
+  test("a replicated copy keeps the primary's name: taken meanwhile, complete is 409 and overwrites nothing; held already, open refuses before a byte", async () => {
+    const data = randomBytes(5000);
+    const meta = fresh(data);
+    const source = {
+      scoutId: meta.scout_id,
+      instanceId: meta.scout_instance_id,
+      jobName: meta.job_name,
+      filename: `${meta.job_name}__2026-11-01T12-00-00Z__${meta.fingerprint.slice(0, 8)}.tar.zst`,
+      sizeBytes: data.length,
+      sha256: meta.archive_sha256,
+      fingerprint: meta.fingerprint,
+      keyFingerprint: null,
+      takenAt: Date.UTC(2026, 10, 1, 12),
+      storedAt: Date.UTC(2026, 10, 1, 12),
+    };
+    const { session, next } = await kit.uploads.copies.open(source);
+    assert.equal(next, 0);
+    await kit.uploads.copies.append(session, 0, bodyOf(data));
+    const folder = join(kit.backupRoot, source.scoutId, source.instanceId, source.jobName);
+    mkdirSync(folder, { recursive: true });
+    writeFileSync(join(folder, source.filename), 'put there by hand');
+
+    const refused = await appError(kit.uploads.copies.complete(session, source.storedAt));
+    assert.equal(refused.status, 409);
+    assert.match(String(refused.detail), /already stored/);
+    assert.equal(readFileSync(join(folder, source.filename), 'utf8'), 'put there by hand');
+    assert.deepEqual(readdirSync(folder), [source.filename], 'no -2');
+    assert.equal(await row(session.uploadId), undefined, 'the session gave its name up');
+    assert.ok(!existsSync(join(kit.stagingDir, `${session.uploadId}.part`)), 'its staged bytes are gone');
+
+    const again = await appError(kit.uploads.copies.open(source));
+    assert.equal(again.status, 409);
+    assert.match(String(again.detail), /already stored here/);
   });
 
   test('chunks of one upload take turns (the lease); a lapsed lease is taken over', async () => {
