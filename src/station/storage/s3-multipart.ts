@@ -1,6 +1,7 @@
 import { PassThrough, type Readable } from 'node:stream';
 import { GetObjectCommand, PutObjectCommand, type S3Client, UploadPartCommand } from '@aws-sdk/client-s3';
 import { AppError, badRequest, payloadTooLarge } from '../../core/errors.ts';
+import { noteReceived } from '../gc-pacing.ts';
 import { ResumableSha256 } from './resumable-sha256.ts';
 import { StagedOffsetMismatch } from './store-errors.ts';
 
@@ -184,6 +185,7 @@ export async function appendParts(
 
   try {
     for await (const piece of chunksOf(body)) {
+      noteReceived(piece.length);
       let data = piece;
       while (data.length > 0) {
         if (partStart() + fill >= upload.sizeBytes) {

@@ -1,6 +1,7 @@
 import { constants } from 'node:fs';
 import { type FileHandle, open } from 'node:fs/promises';
 import { logger } from '../../core/log.ts';
+import { noteReceived } from '../gc-pacing.ts';
 import { type BatchBlock, BLOCK_BYTES, DIRECT_ALIGN, returnBlock, takeBlock } from './batch-blocks.ts';
 
 const log = logger.child({ mod: 'station/write-batches' });
@@ -174,6 +175,7 @@ export async function openWriteBatches(
 
     async push(chunk: Buffer): Promise<void> {
       check();
+      noteReceived(chunk.length);
       let at = 0;
       while (at < chunk.length) {
         const copied = chunk.copy(block(current), fill, at);
