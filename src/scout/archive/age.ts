@@ -2,9 +2,11 @@ import {
   createCipheriv,
   createDecipheriv,
   createHmac,
+  createSecretKey,
   diffieHellman,
   generateKeyPairSync,
   hkdfSync,
+  type KeyObject,
   randomBytes,
   timingSafeEqual,
 } from 'node:crypto';
@@ -46,7 +48,7 @@ function seal(key: Uint8Array, nonce: Uint8Array, plaintext: Uint8Array): Buffer
   return Buffer.concat([cipher.update(plaintext), cipher.final(), cipher.getAuthTag()]);
 }
 
-function open(key: Uint8Array, nonce: Uint8Array, sealed: Uint8Array): Buffer {
+function open(key: Uint8Array | KeyObject, nonce: Uint8Array, sealed: Uint8Array): Buffer {
   if (sealed.length < TAG) throw new AgeError('truncated age payload chunk', 'payload');
   const decipher = createDecipheriv('chacha20-poly1305', key, nonce, { authTagLength: TAG });
   decipher.setAuthTag(sealed.subarray(sealed.length - TAG));
@@ -60,7 +62,7 @@ function open(key: Uint8Array, nonce: Uint8Array, sealed: Uint8Array): Buffer {
 }
 
 /** `open`, or null when the chunk does not authenticate under this nonce. */
-function tryOpen(key: Uint8Array, nonce: Uint8Array, sealed: Uint8Array): Buffer | null {
+function tryOpen(key: Uint8Array | KeyObject, nonce: Uint8Array, sealed: Uint8Array): Buffer | null {
   try {
     return open(key, nonce, sealed);
   } catch {
@@ -192,7 +194,8 @@ export function createAgeDecrypt(
   /** The input until the header is read; then the payload's bytes go to `payload`. */
   let head: Buffer = Buffer.alloc(0);
   const payload = new ByteQueue();
-  let payloadKey: Buffer | null = null;
+  /** One key object for every chunk: a raw key was imported again per 64 KiB chunk (~25 % of a restore's decryption). */
+  let payloadKey: KeyObject | null = null;
   let counter = 0;
   let sawLast = false;
   const sealedChunk = CHUNK + TAG;
@@ -210,7 +213,7 @@ export function createAgeDecrypt(
       const nonce = head.subarray(header.length, header.length + 16);
       if (nonce.length < 16)
         throw new AgeError('truncated age header: the payload nonce is missing', 'header');
-      payloadKey = hkdf(fileKey, nonce, 'payload');
+      payloadKey = createSecretKey(hkdf(fileKey, nonce, 'payload'));
       payload.push(head.subarray(header.length + 16));
       head = Buffer.alloc(0);
     }
