@@ -158,14 +158,15 @@ try {
     row(
       `Upload ${gib} GiB through the Station on S3 (initiate + chunks + finalize)`,
       `${f0(size / viaStation)} MiB/s`,
-      `${f2(direct.parts / viaStation)}× direct multipart, ${f2(bestPut / viaStation)}× the faster direct put; Station CPU ${f2(uploadCpu)} s/GiB`,
+      `${f2(direct.parts / viaStation)}× direct multipart (target ≥ 0.7×), ${f2(bestPut / viaStation)}× the faster direct put`,
     );
+    row('Station CPU per received GiB, on S3', `${f2(uploadCpu)} s`, 'target ≤ 1.5 s (issue #27)');
     row(
       `Download ${gib} GiB through the Station on S3 (recovery route)`,
       `${f0(size / download)} MiB/s`,
       `${f2(direct.get / download)}× direct GetObject`,
     );
-    row('Station peak RSS', `${f0(peakRssMib(station.pid))} MiB`);
+    row('Station peak RSS', `${f0(peakRssMib(station.pid))} MiB`, 'target ≤ 300');
   } finally {
     await station.dispose();
   }
