@@ -2,6 +2,7 @@ import { PassThrough, type Readable } from 'node:stream';
 import { GetObjectCommand, PutObjectCommand, type S3Client, UploadPartCommand } from '@aws-sdk/client-s3';
 import { AppError, badRequest, payloadTooLarge } from '../../core/errors.ts';
 import { noteReceived } from '../gc-pacing.ts';
+import { returnPartBuffer, takePartBuffer } from './part-buffers.ts';
 import { ResumableSha256 } from './resumable-sha256.ts';
 import { StagedOffsetMismatch } from './store-errors.ts';
 
@@ -120,7 +121,7 @@ export async function appendParts(
   /** One part's memory for the whole call: a part is sent (and done with) before the next. */
   let memory: Buffer | null = null;
   const loadTail = async (): Promise<Buffer> => {
-    memory ??= Buffer.allocUnsafe(kept.partSize);
+    memory ??= takePartBuffer(kept.partSize);
     const room = memory.subarray(0, partLength());
     if (kept.tail > 0) {
       const answer = await client.send(
@@ -184,44 +185,49 @@ export async function appendParts(
   };
 
   try {
-    for await (const piece of chunksOf(body)) {
-      noteReceived(piece.length);
-      let data = piece;
-      while (data.length > 0) {
-        if (partStart() + fill >= upload.sizeBytes) {
-          throw badRequest(`the body runs past archive_size_bytes (${upload.sizeBytes})`);
-        }
-        buffer ??= await loadTail();
-        part ??= openPart();
-        const room = buffer.length - fill;
-        const take = data.length <= room ? data : data.subarray(0, room);
-        hasher.update(take);
-        take.copy(buffer, fill);
-        fill += take.length;
-        data = data.subarray(take.length);
-        await feed(part, take);
-        if (fill === buffer.length) {
-          const sent = part;
-          part = null;
-          await finishPart(sent);
+    try {
+      for await (const piece of chunksOf(body)) {
+        noteReceived(piece.length);
+        let data = piece;
+        while (data.length > 0) {
+          if (partStart() + fill >= upload.sizeBytes) {
+            throw badRequest(`the body runs past archive_size_bytes (${upload.sizeBytes})`);
+          }
+          buffer ??= await loadTail();
+          part ??= openPart();
+          const room = buffer.length - fill;
+          const take = data.length <= room ? data : data.subarray(0, room);
+          hasher.update(take);
+          take.copy(buffer, fill);
+          fill += take.length;
+          data = data.subarray(take.length);
+          await feed(part, take);
+          if (fill === buffer.length) {
+            const sent = part;
+            part = null;
+            await finishPart(sent);
+          }
         }
       }
+    } catch (error) {
+      if (!(error instanceof BodyFailed)) {
+        await dropPart(part);
+        throw error instanceof AppError ? error : storeFailed(`part ${partNumber()}`, error as Error);
+      }
     }
-  } catch (error) {
-    if (!(error instanceof BodyFailed)) {
-      await dropPart(part);
-      throw error instanceof AppError ? error : storeFailed(`part ${partNumber()}`, error as Error);
+    // The body ended (or failed) inside a part: that part is not sent; its bytes become the tail.
+    await dropPart(part);
+    try {
+      await saveTail();
+    } catch (error) {
+      throw storeFailed(`the tail of part ${partNumber()}`, error as Error);
     }
+    const stagedBytes = stagedBytesOf(kept, upload.sizeBytes);
+    return { state: kept, stagedBytes, keptBytes: stagedBytes - staged };
+  } finally {
+    // Every part request is settled by now: nothing reads the part's memory any more.
+    if (memory) returnPartBuffer(memory);
   }
-  // The body ended (or failed) inside a part: that part is not sent; its bytes become the tail.
-  await dropPart(part);
-  try {
-    await saveTail();
-  } catch (error) {
-    throw storeFailed(`the tail of part ${partNumber()}`, error as Error);
-  }
-  const stagedBytes = stagedBytesOf(kept, upload.sizeBytes);
-  return { state: kept, stagedBytes, keptBytes: stagedBytes - staged };
 }
 
 async function dropPart(part: PartInFlight | null): Promise<void> {
