@@ -234,6 +234,17 @@ describe('resolveInScanRoot', () => {
 });
 
 describe('exclusions', () => {
+  test('answers stay the same past the paths one matcher caches (exclude.ts renews it every 10,000)', () => {
+    const ex = createExcluder(['build/', '*.log', '!keep.log'], true);
+    for (let i = 0; i < 25_000; i += 1) {
+      const folder = `src/m${i % 37}`;
+      assert.equal(ex.excluded(`${folder}/f${i}.ts`, false), false);
+      assert.equal(ex.excluded(`${folder}/f${i}.log`, false), true);
+      assert.equal(ex.excluded(`${folder}/keep.log`, false), false);
+      assert.equal(ex.excluded(`build/${folder}/f${i}.ts`, false), true);
+    }
+  });
+
   test('gitignore patterns: globs, negation, folders only, anchors, **', () => {
     const ex = createExcluder(
       ['*.log', '!keep.log', 'build/', '/top.txt', 'docs/**/draft-?.md', 'cache'],
@@ -269,7 +280,7 @@ describe('exclusions', () => {
 });
 
 describe('walk', () => {
-  test('folders (empty too), files and links in byte order, parents first', async () => {
+  test('folders (empty too), files and links in the byte order of their paths, parents first', async () => {
     const dir = buildTree(tempDir(), {
       'b.txt': 'bb',
       'a/': null,
@@ -281,7 +292,8 @@ describe('walk', () => {
       [MARKER]: '',
     });
     const entries = await walk(dir);
-    assert.deepEqual(listing(entries), ['f B', 'd a', 'f a/z.txt', 'f a.b', 'f b.txt', 'd empty', 's link']);
+    // "a.b" sorts before "a/z.txt" ('.' < '/'), so before the folder "a" too (walk-order.ts).
+    assert.deepEqual(listing(entries), ['f B', 'f a.b', 'd a', 'f a/z.txt', 'f b.txt', 'd empty', 's link']);
     const byPath = new Map(entries.map((e) => [e.path.toString(), e]));
     assert.equal(byPath.get('b.txt')?.size, 2);
     assert.equal(byPath.get('link')?.linkTarget?.toString(), 'b.txt');

@@ -25,8 +25,11 @@ const SLOTS = 16;
 
 export interface ArchiveOptions {
   jobDir: string;
-  /** What to archive, parents before children (from walkJob). */
-  entries: WalkEntry[];
+  /**
+   * What to archive, parents before children: the walk itself (walkJob, streamed: each
+   * entry's outcome goes back to it, tar-writer.ts) or a list of its entries.
+   */
+  entries: Iterable<WalkEntry> | AsyncIterable<WalkEntry>;
   followSymlinks?: boolean;
   /** Extended attributes and ACLs by path (scanXattrs in xattr-scan.ts); none when absent. */
   xattrs?: XattrMap;

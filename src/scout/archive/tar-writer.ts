@@ -4,7 +4,7 @@ import { readlink } from 'node:fs/promises';
 import { logger } from '../../core/log.ts';
 import { escapeName } from '../../shared/byte-names.ts';
 import { byteString } from '../jobs/byte-order.ts';
-import type { SkippedEntry, WalkEntry } from '../jobs/walk.ts';
+import type { EntryOutcome, SkippedEntry, WalkEntry } from '../jobs/walk.ts';
 import { paxRecord } from './pax-record.ts';
 import { xattrRecords } from './xattr-records.ts';
 import type { Xattr, XattrMap } from './xattr-scan.ts';
@@ -203,10 +203,12 @@ function openFailure(code: string | undefined): string {
  * through `onSkip` (with `inArchive` telling which), so neither counts in the fingerprint
  * and the next backup tries them again. The names of a file with several (hard links) after
  * the first archived one are link entries (typeflag '1') to it, as GNU tar and bsdtar write.
+ * `entries` may be the walk itself (walkJob): each entry is written as it comes, and its
+ * outcome is handed back to the walk's `next`, so a job of any size streams through.
  */
 export async function writeTar(
   root: string,
-  entries: WalkEntry[],
+  entries: Iterable<WalkEntry> | AsyncIterable<WalkEntry>,
   sink: TarSink,
   options: TarEvents & {
     signal?: AbortSignal;
@@ -215,12 +217,13 @@ export async function writeTar(
     xattrs?: XattrMap;
   } = {},
 ): Promise<void> {
-  const skip = (path: Buffer, reason: string, inArchive: boolean) => {
+  const skip = (path: Buffer, reason: string, inArchive: boolean): EntryOutcome => {
     log.warn(
       { path: escapeName(path), reason },
       inArchive ? 'archived incomplete' : 'left out of the snapshot',
     );
     options.onSkip?.({ path, reason, inArchive });
+    return inArchive ? 'incomplete' : 'left_out';
   };
   const putAll = async (blocks: Buffer[]) => {
     for (const block of blocks) await sink.put(block);
@@ -230,7 +233,9 @@ export async function writeTar(
   /** The first archived name of each file with several, by "dev:ino". */
   const links = new Map<string, { path: Buffer; incomplete: boolean }>();
   const xattrMap = options.xattrs?.size ? options.xattrs : null;
-  for (const entry of entries) {
+
+  /** Writes one entry; answers what became of it (the walk counts it in its fingerprints). */
+  async function writeEntry(entry: WalkEntry): Promise<EntryOutcome> {
     options.signal?.throwIfAborted();
     const absolute = Buffer.concat([rootBytes, entry.path]);
     const xattrs = xattrMap?.get(byteString(entry.path));
@@ -242,14 +247,11 @@ export async function writeTar(
       await putAll(
         entryHeaders({ ...entry, type: '5', uid: owner?.uid ?? 0, gid: owner?.gid ?? 0, size: 0, xattrs }),
       );
-      continue;
+      return 'archived';
     }
     if (entry.type === 'symlink') {
       const target = entry.linkTarget ?? (await readlink(absolute, { encoding: 'buffer' }).catch(() => null));
-      if (target === null) {
-        skip(entry.path, 'vanished since the scan', false);
-        continue;
-      }
+      if (target === null) return skip(entry.path, 'vanished since the scan', false);
       const owner =
         entry.uid !== undefined ? entry : (lstatSync(absolute, { throwIfNoEntry: false }) ?? null);
       await putAll(
@@ -263,7 +265,7 @@ export async function writeTar(
           xattrs,
         }),
       );
-      continue;
+      return 'archived';
     }
     // A second (third, …) name of a file already archived: a hard link entry to the first name,
     // as tar writes it, told from the scan's device, inode and link count (no system call).
@@ -281,8 +283,8 @@ export async function writeTar(
         }),
       );
       if (first.incomplete)
-        skip(entry.path, `a hard link to ${escapeName(first.path)}, archived incomplete`, true);
-      continue;
+        return skip(entry.path, `a hard link to ${escapeName(first.path)}, archived incomplete`, true);
+      return 'archived';
     }
     // Synchronous file calls: each is a short syscall, and their async forms cost a thread-pool
     // round trip apiece — for thousands of small files that latency dominated the archive time.
@@ -291,17 +293,13 @@ export async function writeTar(
     try {
       fd = openSync(absolute, openFlags);
     } catch (error) {
-      skip(entry.path, openFailure((error as NodeJS.ErrnoException).code), false);
-      continue;
+      return skip(entry.path, openFailure((error as NodeJS.ErrnoException).code), false);
     }
     try {
       const stats = fstatSync(fd);
       const swapped =
         !stats.isFile() || (entry.ino !== undefined && (stats.ino !== entry.ino || stats.dev !== entry.dev));
-      if (swapped) {
-        skip(entry.path, 'replaced by another file since the scan', false);
-        continue;
-      }
+      if (swapped) return skip(entry.path, 'replaced by another file since the scan', false);
       const size = stats.size;
       await putAll(
         entryHeaders({
@@ -334,16 +332,29 @@ export async function writeTar(
         done += bytesRead;
       }
       if (inode !== null) links.set(inode, { path: entry.path, incomplete: failure !== null });
+      let outcome: EntryOutcome = 'archived';
       if (failure !== null) {
-        skip(entry.path, failure, true);
+        outcome = skip(entry.path, failure, true);
         for (let left = size - done; left > 0; left -= ZEROS.length) {
           await sink.put(ZEROS.subarray(0, Math.min(left, ZEROS.length)));
         }
       }
       await sink.put(padding(size));
+      return outcome;
     } finally {
       closeSync(fd);
     }
+  }
+
+  // Each entry's outcome goes back to its source (`next(outcome)`): the walk counts it.
+  const source =
+    Symbol.asyncIterator in entries ? entries[Symbol.asyncIterator]() : entries[Symbol.iterator]();
+  try {
+    let step = await source.next();
+    while (!step.done) step = await source.next(await writeEntry(step.value));
+  } catch (error) {
+    await source.return?.();
+    throw error;
   }
   await sink.put(ZEROS.subarray(0, BLOCK * 2));
 }

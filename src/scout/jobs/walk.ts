@@ -1,19 +1,24 @@
-// Walks a job folder in archive order, applies its exclusions and fingerprints the result.
-// Nothing that happens to a single file (vanished, unreadable, odd type) stops a walk; what
-// is left out for a reason the operator should know is reported through `onSkip`.
+// Walks a job folder, applies its exclusions and fingerprints the result while it streams:
+// entries are yielded one at a time (the archive writes each as it comes) and nothing grows
+// with the job's size but the folders open on the way down. Nothing that happens to a single
+// file (vanished, unreadable, odd type) stops a walk; what is left out for a reason the
+// operator should know is reported through `onSkip`.
 //
 // Names are bytes: folders are read as byte strings (src/scout/jobs/byte-order.ts) and every
 // system call gets the path's exact bytes, so a name that is not UTF-8 is walked like any other.
-import { createHash } from 'node:crypto';
 import { constants, type Stats } from 'node:fs';
 import { access, lstat, readdir, readlink, realpath, stat } from 'node:fs/promises';
 import { wrapError } from '../../core/errors.ts';
 import { logger } from '../../core/log.ts';
 import { escapeName } from '../../shared/byte-names.ts';
-import { type ByteString, byteString, bytesOf, sortByteStrings, utf8ByteString } from './byte-order.ts';
+import { type ByteString, bytesOf, sortByteStrings, utf8ByteString } from './byte-order.ts';
 import { createExcluder } from './exclude.ts';
 import type { JobConfig } from './marker.ts';
 import { createPacer } from './pace.ts';
+import type { FolderMark, WalkFingerprints } from './walk-fingerprints.ts';
+import { runEnd } from './walk-order.ts';
+
+export { type FingerprintEntry, jobFingerprint } from './fingerprint.ts';
 
 const log = logger.child({ mod: 'scout/jobs' });
 
@@ -45,10 +50,19 @@ export interface SkippedEntry {
   reason: string;
 }
 
+/**
+ * What became of a walked entry, as its consumer tells the walk (the value given to the
+ * generator's `next`; none means `archived`): the archive may leave it out or archive it
+ * incomplete (src/scout/archive/tar-writer.ts), which the fingerprints count apart.
+ */
+export type EntryOutcome = 'archived' | 'incomplete' | 'left_out';
+
 export interface WalkOptions {
   signal?: AbortSignal;
   /** An entry left out: unreadable, a FIFO, socket or device, a folder that cannot be listed. */
   onSkip?: (skipped: SkippedEntry) => void;
+  /** Fingerprints to compute on the way (walk-fingerprints.ts); read them when the walk is done. */
+  fingerprints?: WalkFingerprints;
 }
 
 interface Child {
@@ -58,15 +72,33 @@ interface Child {
   code?: string;
 }
 
+/** A child to visit: what it is, with the stats that decide it (lstat, or stat of a followed link). */
+interface Visit {
+  abs: ByteString;
+  rel: ByteString;
+  type: WalkEntry['type'];
+  stats: Stats;
+  linkTarget?: Buffer;
+  /** A folder's realpath chain (when following symlinks) and its place in the fingerprints. */
+  chain?: Set<ByteString> | null;
+  mark?: FolderMark | null;
+}
+
 interface Frame {
   abs: ByteString;
   rel: ByteString;
   names: ByteString[];
-  nextName: number;
+  /** The next name to visit. */
+  next: number;
+  /** lstat results of names[batchStart …]. */
   ready: Child[];
-  nextReady: number;
+  batchStart: number;
+  /** Folders whose visit waits for the run of names after them (walk-order.ts), innermost last. */
+  deferred: Array<{ visit: Visit; until: number }>;
   /** realpaths of this folder and its ancestors, kept only when following symlinks. */
   chain: Set<ByteString> | null;
+  /** This folder's place in the fingerprints; null for the job folder. */
+  mark: FolderMark | null;
 }
 
 const ignoreMissing = () => null;
@@ -137,16 +169,18 @@ const specialKind = (stats: Stats) =>
 
 /**
  * Every folder (empty ones too, not the job root), file and symlink under `jobDir`, parents
- * before children and names in byte order, with the job's exclusions applied. Files this
- * process may not read, FIFOs, sockets, devices and folders that cannot be listed are left
- * out (a folder that cannot be listed is kept, empty) and reported through `onSkip`.
+ * before children, in the byte order of the fingerprint's records (walk-order.ts), with the
+ * job's exclusions applied. Files this process may not read, FIFOs, sockets, devices and
+ * folders that cannot be listed are left out (a folder that cannot be listed is kept, empty)
+ * and reported through `onSkip`. The consumer may tell the outcome of each entry through
+ * `next(outcome)` (EntryOutcome); `options.fingerprints` count them as they come.
  */
 export async function* walkJob(
   jobDir: string,
   config: JobConfig,
   options: WalkOptions = {},
-): AsyncGenerator<WalkEntry> {
-  const { signal } = options;
+): AsyncGenerator<WalkEntry, void, EntryOutcome | undefined> {
+  const { signal, fingerprints } = options;
   const excluder = createExcluder(config.exclude, config.include_hidden);
   const follow = config.follow_symlinks;
   const pacer = createPacer(signal);
@@ -164,127 +198,134 @@ export async function* walkJob(
     throw wrapError(`unable to read job folder ${jobDir}`, error);
   }
   const rootChain = follow ? new Set([await realpath(bytesOf(root), BYTES)]) : null;
-  const stack: Frame[] = [
-    { abs: root, rel: '', names: rootNames, nextName: 0, ready: [], nextReady: 0, chain: rootChain },
-  ];
+  const frameOf = (
+    abs: ByteString,
+    rel: ByteString,
+    names: ByteString[],
+    chain: Set<ByteString> | null,
+    mark: FolderMark | null,
+  ): Frame => ({
+    abs,
+    rel,
+    names,
+    next: 0,
+    ready: [],
+    batchStart: 0,
+    deferred: [],
+    chain,
+    mark,
+  });
+  const stack: Frame[] = [frameOf(root, '', rootNames, rootChain, null)];
 
-  while (stack.length > 0) {
-    if (pacer.due()) await pacer.rest();
-    const frame = stack[stack.length - 1] as Frame;
-    if (frame.nextReady >= frame.ready.length) {
-      if (frame.nextName >= frame.names.length) {
-        stack.pop();
-        continue;
-      }
-      const batch = frame.names.slice(frame.nextName, frame.nextName + STAT_BATCH);
-      frame.nextName += batch.length;
-      frame.ready = await statBatch(frame.abs, batch);
-      frame.nextReady = 0;
-      continue;
-    }
-    const { name, stats: own, code } = frame.ready[frame.nextReady++] as Child;
+  /** What the next name of `frame` is, or null when it is not visited (reported when it should be). */
+  async function resolve(frame: Frame, child: Child): Promise<Visit | null> {
+    const { name, stats: own, code } = child;
     const abs = frame.abs === '/' ? `/${name}` : `${frame.abs}/${name}`;
     const rel = frame.rel === '' ? name : `${frame.rel}/${name}`;
     if (!own) {
       // Vanished since the listing: nothing to report. Any other failure is.
       if (code && !excluder.excludesBytes(rel, false)) skip(rel, `cannot be examined (${code})`);
-      continue;
+      return null;
     }
     let stats = own;
-
     if (own.isSymbolicLink()) {
       if (!follow) {
-        if (excluder.excludesBytes(rel, false)) continue;
+        if (excluder.excludesBytes(rel, false)) return null;
         const target = await readlink(bytesOf(abs), { encoding: 'buffer' }).catch(ignoreMissing);
-        if (target === null) continue;
-        yield { ...entryOf(rel, 'symlink', own), linkTarget: target };
-        continue;
+        if (target === null) return null;
+        return { abs, rel, type: 'symlink', stats: own, linkTarget: target };
       }
       const followed = await stat(bytesOf(abs)).catch(ignoreMissing);
       if (!followed) {
         log.debug({ path: escapeName(bytesOf(rel)) }, 'skipping dangling symlink');
-        continue;
+        return null;
       }
       stats = followed;
     }
-
     if (stats.isDirectory()) {
-      if (excluder.excludesBytes(rel, true)) continue;
+      if (excluder.excludesBytes(rel, true)) return null;
       let chain: Set<ByteString> | null = null;
       if (frame.chain) {
         const real = await realpath(bytesOf(abs), BYTES).catch(ignoreMissing);
-        if (real === null) continue;
+        if (real === null) return null;
         if (frame.chain.has(real)) {
           log.warn({ path: escapeName(bytesOf(rel)) }, 'skipping symlink that loops back to a parent folder');
-          continue;
+          return null;
         }
         chain = new Set(frame.chain).add(real);
       }
-      const listed = await listFolder(abs);
-      if (listed === null) continue;
-      yield entryOf(rel, 'dir', stats);
-      if (typeof listed === 'string') {
-        skip(rel, `folder cannot be read (${listed}); kept empty`);
-        continue;
-      }
-      stack.push({ abs, rel, names: listed, nextName: 0, ready: [], nextReady: 0, chain });
-    } else if (stats.isFile()) {
-      if (excluder.excludesBytes(rel, false)) continue;
+      return { abs, rel, type: 'dir', stats, chain, mark: fingerprints?.folder(rel) ?? null };
+    }
+    if (stats.isFile()) {
+      if (excluder.excludesBytes(rel, false)) return null;
       if (!who.mayRead(stats)) {
         const refused = await access(bytesOf(abs), constants.R_OK).then(ignoreMissing, codeOf);
         if (refused) {
           if (refused !== 'ENOENT') skip(rel, `cannot be read (${refused})`);
+          return null;
+        }
+      }
+      return { abs, rel, type: 'file', stats };
+    }
+    // Sockets, FIFOs and devices are not data we can archive.
+    if (!excluder.excludesBytes(rel, false)) skip(rel, `${specialKind(stats)}, not archived`);
+    return null;
+  }
+
+  while (stack.length > 0) {
+    if (pacer.due()) await pacer.rest();
+    const frame = stack[stack.length - 1] as Frame;
+    let visit: Visit | null;
+    const waiting = frame.deferred[frame.deferred.length - 1];
+    if (waiting && waiting.until === frame.next) {
+      frame.deferred.pop();
+      visit = waiting.visit;
+    } else if (frame.next < frame.names.length) {
+      if (frame.next >= frame.batchStart + frame.ready.length) {
+        frame.batchStart = frame.next;
+        frame.ready = await statBatch(frame.abs, frame.names.slice(frame.next, frame.next + STAT_BATCH));
+      }
+      const at = frame.next;
+      frame.next += 1;
+      visit = await resolve(frame, frame.ready[at - frame.batchStart] as Child);
+      if (visit?.type === 'dir') {
+        const until = runEnd(frame.names, at);
+        if (until > frame.next) {
+          frame.deferred.push({ visit, until });
           continue;
         }
       }
-      yield entryOf(rel, 'file', stats);
-    } else if (!excluder.excludesBytes(rel, false)) {
-      // Sockets, FIFOs and devices are not data we can archive.
-      skip(rel, `${specialKind(stats)}, not archived`);
-    }
-  }
-}
-
-/** What the fingerprint reads of an entry: its path as bytes (or as text, taken as UTF-8), type and size. */
-export type FingerprintEntry = Pick<WalkEntry, 'type' | 'size'> &
-  Partial<Pick<WalkEntry, 'mtimeMs'>> & { path: Uint8Array | string };
-
-/**
- * Lowercase hex SHA-256 over the job's files (symlinks count as files of size 0) and empty
- * folders, sorted by the bytes of their paths. Each one adds, in that order:
- *   file or symlink:  "f " <path bytes> NUL <size in decimal> LF
- *   empty folder:     "d " <path bytes> NUL LF
- * Paths never hold NUL, so the encoding is unambiguous. A folder is empty when no other
- * entry lies under it (after exclusions). For UTF-8 paths this is the fingerprint earlier
- * versions computed over text, so stored fingerprints stay valid.
- * With `mtimes` (a job's `change_detection: mtimes`) a file's record also carries its
- * modification time, NUL <mtimeMs> before the LF: for change detection only, never the
- * fingerprint sent with a snapshot (a drill recomputes that one from the archive).
- */
-export function jobFingerprint(entries: FingerprintEntry[], options: { mtimes?: boolean } = {}): string {
-  const paths = entries.map((entry) =>
-    typeof entry.path === 'string' ? utf8ByteString(entry.path) : byteString(entry.path),
-  );
-  const nonEmpty = new Set<ByteString>();
-  for (const path of paths) {
-    const slash = path.lastIndexOf('/');
-    if (slash > 0) nonEmpty.add(path.slice(0, slash));
-  }
-  const records: Array<{ path: ByteString; text: ByteString }> = [];
-  entries.forEach((entry, i) => {
-    const path = paths[i] as ByteString;
-    if (entry.type === 'dir') {
-      if (!nonEmpty.has(path)) records.push({ path, text: `d ${path}\0\n` });
     } else {
-      const size = entry.type === 'file' ? entry.size : 0;
-      const mtime = options.mtimes && entry.type === 'file' ? `\0${entry.mtimeMs ?? 0}` : '';
-      records.push({ path, text: `f ${path}\0${size}${mtime}\n` });
+      stack.pop();
+      if (frame.mark) fingerprints?.close(frame.mark);
+      continue;
     }
-  });
-  records.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
-  const hash = createHash('sha256');
-  for (const record of records) hash.update(record.text, 'latin1');
-  return hash.digest('hex');
+    if (!visit) continue;
+    const { rel } = visit;
+    if (visit.type === 'dir') {
+      const listed = await listFolder(visit.abs);
+      if (listed === null) {
+        if (visit.mark) fingerprints?.drop(visit.mark);
+        continue;
+      }
+      const entry = entryOf(rel, 'dir', visit.stats);
+      const outcome = (yield entry) ?? 'archived'; // yielded whether or not fingerprints are asked for
+      fingerprints?.entry(rel, entry, outcome, frame.mark);
+      if (typeof listed === 'string') {
+        skip(rel, `folder cannot be read (${listed}); kept empty`);
+        if (visit.mark) fingerprints?.close(visit.mark);
+        continue;
+      }
+      stack.push(frameOf(visit.abs, rel, listed, visit.chain ?? null, visit.mark ?? null));
+      continue;
+    }
+    const entry: WalkEntry =
+      visit.type === 'symlink'
+        ? { ...entryOf(rel, 'symlink', visit.stats), linkTarget: visit.linkTarget }
+        : entryOf(rel, 'file', visit.stats);
+    const outcome = (yield entry) ?? 'archived'; // yielded whether or not fingerprints are asked for
+    fingerprints?.entry(rel, entry, outcome, frame.mark);
+  }
 }
 
 /** Bytes and count of every regular file under `dir`, excluded ones included; symlinks are not followed. */

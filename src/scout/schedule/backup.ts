@@ -9,12 +9,11 @@ import type { ErrorCode } from '../../shared/protocol/error-codes.ts';
 import { utcSecond } from '../../shared/protocol/fields.ts';
 import { parseSnapshotName } from '../../shared/protocol/snapshot-names.ts';
 import { writeArchive } from '../archive/pipeline.ts';
-import type { ArchiveSkip } from '../archive/tar-writer.ts';
 import { scanXattrs, type XattrMap } from '../archive/xattr-scan.ts';
-import { byteString } from '../jobs/byte-order.ts';
 import type { DiscoveredJob } from '../jobs/discovery.ts';
 import { describeSkipped, summarizeSkipped } from '../jobs/skipped.ts';
-import { jobFingerprint, type SkippedEntry, type WalkEntry, walkJob } from '../jobs/walk.ts';
+import { type EntryOutcome, type SkippedEntry, walkJob } from '../jobs/walk.ts';
+import { WalkFingerprints } from '../jobs/walk-fingerprints.ts';
 import type { KeyStore } from '../keys/key-store.ts';
 import type { ScoutSettingsService } from '../services/scout-settings.ts';
 import { type JobStates, stateView } from '../state/job-states.ts';
@@ -68,12 +67,11 @@ export function createBackup(deps: {
   const needsAttention = new Set<string>();
 
   /**
-   * Walks the job; its extended attributes are listed meanwhile by another process (only an
-   * archive needs them: `xattrs()` waits for them; `done()` stops the listing when unchanged).
+   * Walks the job for its change-detection fingerprint and size, holding no list of its
+   * entries; its extended attributes are listed meanwhile by another process (only an archive
+   * needs them: `xattrs()` waits for them; `done()` stops the listing when unchanged).
    */
   async function collect(job: DiscoveredJob, signal: AbortSignal) {
-    const entries: WalkEntry[] = [];
-    const skipped: SkippedEntry[] = [];
     const stop = new AbortController();
     const config = job.config;
     const listing = config
@@ -83,41 +81,59 @@ export function createBackup(deps: {
         })
       : Promise.resolve(new Map() as XattrMap);
     listing.catch(() => {}); // awaited by xattrs(), or abandoned by done()
+    let detected = '';
+    let total = 0;
     try {
-      const onSkip = (entry: SkippedEntry) => skipped.push(entry);
-      if (config)
-        for await (const entry of walkJob(job.absolute_path, config, { signal, onSkip })) entries.push(entry);
+      if (config) {
+        // What change detection compares: with `change_detection: mtimes`, modification times count.
+        const fingerprints = new WalkFingerprints([{ mtimes: config.change_detection === 'mtimes' }]);
+        for await (const entry of walkJob(job.absolute_path, config, { signal, fingerprints }))
+          if (entry.type === 'file') total += entry.size;
+        detected = fingerprints.digests()[0] ?? '';
+      }
     } catch (error) {
       stop.abort();
       throw error;
     }
-    return { entries, skipped, xattrs: () => listing, done: () => stop.abort() };
+    return { detected, total, xattrs: () => listing, done: () => stop.abort() };
   }
 
   /**
-   * Archives the job into the staging folder. What the archive left out counts in neither
-   * fingerprint: `fingerprint` (sent with the snapshot, what a drill reads back) covers every
-   * entry in the archive, `retry_fingerprint` (what change detection keeps) also leaves out
-   * those archived incomplete, so the next cycle tries them again.
+   * Archives the job into the staging folder, walking it again straight into the archive
+   * (memory flat in the job's size) and fingerprinting what the archive holds on the way.
+   * What the archive left out counts in neither fingerprint: `fingerprint` (sent with the
+   * snapshot, what a drill reads back) covers every entry in the archive, `retry_fingerprint`
+   * (what change detection keeps) also leaves out those archived incomplete, so the next cycle
+   * tries them again.
    */
   async function stage(
     job: DiscoveredJob,
-    scan: { entries: WalkEntry[]; skipped: SkippedEntry[]; xattrs: () => Promise<XattrMap> },
-    fingerprint: string,
+    scan: { total: number; xattrs: () => Promise<XattrMap> },
     ctx: OperationContext,
   ) {
     const config = job.config;
     if (!config) throw new Error('job without a valid config');
-    const { entries } = scan;
     await mkdir(stagingDir, { recursive: true });
     const key = deps.keys.current();
     const now = clock.now();
     const file = join(stagingDir, `${config.job_name}-${now}-${randomBytes(4).toString('hex')}.tar.zst`);
-    const total = entries.reduce((sum, e) => sum + (e.type === 'file' ? e.size : 0), 0);
+    const total = scan.total;
+    const mtimes = config.change_detection === 'mtimes';
+    const complete = (outcome: EntryOutcome) => outcome === 'archived';
+    const fingerprints = new WalkFingerprints([
+      {},
+      { counts: complete },
+      ...(mtimes ? [{ counts: complete, mtimes }] : []),
+    ]);
+    const walkSkipped: SkippedEntry[] = [];
     ctx.progress({ phase: 'archiving', bytes_done: 0, bytes_total: total });
     const result = await writeArchive({
       jobDir: job.absolute_path,
-      entries,
+      entries: walkJob(job.absolute_path, config, {
+        signal: ctx.signal,
+        onSkip: (entry) => walkSkipped.push(entry),
+        fingerprints,
+      }),
       followSymlinks: config.follow_symlinks,
       xattrs: await scan.xattrs(),
       recipient: key.publicKey,
@@ -125,24 +141,16 @@ export function createBackup(deps: {
       signal: ctx.signal,
       onProgress: (bytes) => ctx.progress({ bytes_done: Math.min(bytes, total) }),
     });
-    const without = (left: ArchiveSkip[]) => {
-      const paths = new Set(left.map((entry) => byteString(entry.path)));
-      return entries.filter((entry) => !paths.has(byteString(entry.path)));
-    };
-    const leftOut = result.skipped.filter((entry) => !entry.inArchive);
-    const archived = leftOut.length > 0 ? jobFingerprint(without(leftOut)) : fingerprint;
-    const incomplete = result.skipped.length > leftOut.length;
-    const mtimes = config.change_detection === 'mtimes';
-    const skipped = summarizeSkipped([...scan.skipped, ...result.skipped]);
+    const [archived = '', retry = '', change] = fingerprints.digests();
+    const incomplete = result.skipped.some((entry) => entry.inArchive);
+    const skipped = summarizeSkipped([...walkSkipped, ...result.skipped]);
     const staged: StagedArchive = {
       file,
       size: result.size,
       sha256: result.sha256,
       fingerprint: archived,
-      ...(incomplete ? { retry_fingerprint: jobFingerprint(without(result.skipped)) } : {}),
-      ...(mtimes
-        ? { change_fingerprint: jobFingerprint(without(incomplete ? result.skipped : leftOut), { mtimes }) }
-        : {}),
+      ...(incomplete ? { retry_fingerprint: retry } : {}),
+      ...(change !== undefined ? { change_fingerprint: change } : {}),
       skipped,
       timestamp: utcSecond(now),
       idempotency_key: `${deps.instanceId}-${config.job_name}-${result.sha256.slice(0, 16)}-${now}`,
@@ -176,10 +184,7 @@ export function createBackup(deps: {
       let staged = deps.states.staged(row);
       const waiting = staged !== null;
       const scan = await collect(job, ctx.signal);
-      const fingerprint = jobFingerprint(scan.entries);
-      // What change detection compares: with `change_detection: mtimes`, modification times count.
-      const detected =
-        config.change_detection === 'mtimes' ? jobFingerprint(scan.entries, { mtimes: true }) : fingerprint;
+      const detected = scan.detected;
       const settings = await deps.settings.read();
       const due = freshSnapshotDue(row?.lastStoredAs ?? null, settings.force_send_every_days, now);
       const unchanged = !staged && trigger !== 'force_send' && !due && row?.storedFingerprint === detected;
@@ -196,7 +201,7 @@ export function createBackup(deps: {
       }
       if (due && !staged) log.info({ job: name, days: settings.force_send_every_days }, 'fresh snapshot due');
       try {
-        staged ??= await stage(job, scan, fingerprint, ctx);
+        staged ??= await stage(job, scan, ctx);
       } finally {
         scan.done();
       }
