@@ -158,6 +158,9 @@ export class SafeTree {
    * archive entry in errors. The folder stays open until the path moves elsewhere or `close()`.
    */
   folder(rel: string, create: boolean, entry: string): OpenFolder {
+    // The same folder as the entry before: nothing to open or close (most entries).
+    const open = this.stack[this.stack.length - 1] as OpenFolder;
+    if (open.rel === rel) return open;
     const parts = rel === '' ? [] : rel.split('/');
     let depth = 0;
     let prefix = '';
