@@ -136,9 +136,10 @@ describe('scout', () => {
     const scout = track(await startServer('scout'));
     const pid = lockPid(scout.dataDir);
     process.kill(pid, 'SIGINT');
-    const deadline = Date.now() + 10_000;
+    // A bound against a hang, not a speed check (it stops in well under a second when idle).
+    const deadline = Date.now() + 60_000;
     while (isAlive(pid) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
-    assert.equal(isAlive(pid), false, 'exited within 10 s of SIGINT');
+    assert.equal(isAlive(pid), false, 'exited after SIGINT');
     assert.equal(await scout.stop(), 0);
     assert.equal(existsSync(join(scout.dataDir, LOCK)), false);
   });

@@ -158,12 +158,12 @@ export function drillSuite(label: string, start: () => Promise<TestServer>): voi
       assert.equal(drill.status, 'failed');
       assert.equal(drill.filename, docsSnapshot);
       assert.match(String(drill.error), /damaged|decrypt/);
-      for (let i = 0; i < 100 && notices('scout').length === 0; i += 1) await sleep(50);
+      for (let i = 0; i < 1200 && notices('scout').length === 0; i += 1) await sleep(50);
       const [notice] = notices('scout');
       assert.ok(notice, 'the Scout sent a drill_failed notification');
       assert.match(notice.body, new RegExp(docsSnapshot.replace(/\./g, '\\.')));
       assert.deepEqual(await stationDrill('docs'), drill, 'the Station recorded the failed drill');
-      for (let i = 0; i < 100 && notices('station').length === 0; i += 1) await sleep(50);
+      for (let i = 0; i < 1200 && notices('station').length === 0; i += 1) await sleep(50);
       assert.equal(notices('station').length, 1, 'the Station sent a drill_failed notification too');
       assert.match(String(notices('station')[0]?.body), /could not be proven restorable/);
     });

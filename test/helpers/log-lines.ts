@@ -14,7 +14,7 @@ export function logLines(server: TestServer): LogLine[] {
 
 /** Log lines reach us through a pipe after the response: wait briefly for a matching one. */
 export async function logLine(server: TestServer, match: (line: LogLine) => boolean): Promise<LogLine> {
-  const deadline = Date.now() + 5_000;
+  const deadline = Date.now() + 30_000;
   for (;;) {
     const found = logLines(server).find(match);
     if (found) return found;

@@ -90,7 +90,7 @@ before(async () => {
   ({ server: scout, admin, scanRoot } = await startScout({ fill }));
   readToken = await mintAutomationToken(admin, ['read']);
   backupToken = await mintAutomationToken(admin, ['backup']);
-  for (let i = 0; i < 200 && (await list()).discovering; i += 1) await sleep(25);
+  for (let i = 0; i < 2400 && (await list()).discovering; i += 1) await sleep(25);
 });
 
 /** The scan root: jobs good and bad, plain folders, and a symlink to a job outside it. */

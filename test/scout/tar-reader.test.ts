@@ -205,8 +205,9 @@ describe('tar reader', () => {
         ['after', 4],
       ],
     );
-    // About a second; gluing each piece onto a growing buffer took 100 s here.
-    assert.ok(ms < 20_000, `took ${Math.round(ms)} ms`);
+    // About a second; gluing each piece onto a growing buffer took 100 s here. The bound only
+    // catches that (or a hang), with room for a loaded machine.
+    assert.ok(ms < 60_000, `took ${Math.round(ms)} ms`);
   });
 
   const TAR_SKIP = skipUnlessPrograms(['tar']);

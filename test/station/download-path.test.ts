@@ -103,7 +103,7 @@ describe('Station download path (PGlite)', () => {
       req.end();
     });
     const holds = () => openFiles(ctx.station.pid).filter((f) => f.endsWith(stored.name));
-    for (let i = 0; i < 100 && holds().length > 0; i += 1) await new Promise((r) => setTimeout(r, 50));
+    for (let i = 0; i < 1200 && holds().length > 0; i += 1) await new Promise((r) => setTimeout(r, 50));
     assert.deepEqual(holds(), [], 'the snapshot file is closed once the client has gone');
     const again = await get(latest, bearer(token));
     assert.equal(again.status, 200);

@@ -117,7 +117,8 @@ describe('restore hint', () => {
     assert.equal(silent.hits, 1);
     assert.equal(notified, false);
     // The hint gives up after 3 s; without a limit the request would wait minutes or forever.
-    assert.ok(ms < 10_000, `the request took ${Math.round(ms)} ms`);
+    // The bound catches that on a loaded machine too; it is not a speed check.
+    assert.ok(ms < 60_000, `the request took ${Math.round(ms)} ms`);
   });
 
   test('a URL naming another host is not contacted: the hint goes to the address the Scout connected from', async () => {

@@ -64,7 +64,7 @@ describe(LABEL, { skip: postgresSkip(LABEL) }, () => {
   const stagedSize = (uploadId: string) => statSync(staged(uploadId), { throwIfNoEntry: false })?.size ?? 0;
 
   async function untilStaged(uploadId: string, size: number): Promise<void> {
-    for (let i = 0; i < 400 && stagedSize(uploadId) < size; i += 1)
+    for (let i = 0; i < 2400 && stagedSize(uploadId) < size; i += 1)
       await new Promise((r) => setTimeout(r, 25));
     assert.equal(stagedSize(uploadId), size, 'the first part of the chunk reached the staged file');
   }

@@ -255,7 +255,7 @@ describe('upload services (in process, PGlite, disk store, fixed clock)', () => 
     try {
       const writing = kit.uploads.chunk(kit.token, upload_id, 0, body);
       const staged = join(kit.stagingDir, `${upload_id}.part`);
-      for (let i = 0; i < 400 && (statSync(staged, { throwIfNoEntry: false })?.size ?? 0) < 100_000; i += 1)
+      for (let i = 0; i < 6000 && (statSync(staged, { throwIfNoEntry: false })?.size ?? 0) < 100_000; i += 1)
         await new Promise((r) => setTimeout(r, 10));
       // Another request took the lease (this one stood still past it).
       await kit.storage.stationDb.update(leases).set({ holder: 'another request' });

@@ -37,7 +37,7 @@ interface Drill {
 /** Waits (up to ~20 s) until `read` gives a value `accept` takes; a read that throws counts as none. */
 async function until<T>(read: () => Promise<T>, accept: (value: T) => boolean, what: string): Promise<T> {
   let value: T | undefined;
-  const deadline = Date.now() + 20_000;
+  const deadline = Date.now() + 60_000;
   for (;;) {
     value = await read().catch(() => undefined);
     if ((value !== undefined && accept(value)) || Date.now() > deadline) break;

@@ -33,7 +33,8 @@ const C = { scout_id: 'host-c', scout_instance_id: 'instc00000000001', job_name:
 
 /** Waits until an input shows `value` (filled in once its data has loaded). */
 async function waitForValue(input: Locator, value: string): Promise<void> {
-  for (let i = 0; i < 100 && (await input.inputValue()) !== value; i++) await input.page().waitForTimeout(50);
+  for (let i = 0; i < 1200 && (await input.inputValue()) !== value; i++)
+    await input.page().waitForTimeout(50);
   assert.equal(await input.inputValue(), value);
 }
 

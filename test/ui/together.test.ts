@@ -93,7 +93,7 @@ describe('Station dashboard and Scout console together', { skip }, () => {
     // Dashboard: one refresh later the job is there with its snapshot.
     await dashboard.clock.fastForward(REFRESH_MS);
     const job = dashboard.getByLabel(`Job ${JOB}`);
-    await job.waitFor({ timeout: 5_000 });
+    await job.waitFor({ timeout: 30_000 });
     await job.getByRole('button', { name: /^Snapshots of / }).click();
     assert.equal(await job.getByRole('button', { name: /^Request restore of / }).count(), 1);
     await screenshot(dashboard, 'together-station-overview');
