@@ -1,5 +1,5 @@
-// The sign-in, account and automation-token rules both roles share (docs/api.md:
-// Sign-in and access, Both roles). One server per file; the tests run in order and share its state: the
+// The sign-in, account and automation-token rules both roles share (docs/api.md: Sign-in and
+// access, Both roles). One server per suite; the tests run in order and share its state: the
 // admin, the accounts made along the way, and the server clock, which only moves forward.
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';

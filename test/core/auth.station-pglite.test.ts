@@ -1,16 +1,19 @@
-// Sign-in, accounts and automation tokens on a Station with its embedded PGlite storage.
+// Sign-in, accounts, automation tokens and the sign-in limiter on a Station with its embedded
+// PGlite storage.
 
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { Client } from '../helpers/http.ts';
 import { startServer } from '../helpers/server.ts';
 import { authSuite } from './auth-suite.ts';
+import { signInLimitSuite } from './sign-in-limit-suite.ts';
 
 authSuite(
   'station (PGlite)',
   (opts) => startServer('station', { dataDir: opts?.dataDir }),
   'service_session',
 );
+signInLimitSuite('station sign-in limiter (PGlite)', (opts) => startServer('station', opts));
 
 test('station (PGlite): INITIAL_ADMIN_PASSWORD sets the first admin password, which must still be changed', async () => {
   const server = await startServer('station', { env: { INITIAL_ADMIN_PASSWORD: 'some-custom-pass' } });

@@ -1,5 +1,5 @@
 // The sign-in limiter under load and across addresses (docs/api.md, Sign-in and access: failed
-// sign-ins, 10 per 15 minutes per client address; README: TRUST_PROXY). One server per file;
+// sign-ins, 10 per 15 minutes per client address; README: TRUST_PROXY). One server per suite;
 // the requests come from distinct loopback addresses (127.0.0.0/8 all reach the server), so
 // each test has its own client addresses. The server clock only moves forward.
 
