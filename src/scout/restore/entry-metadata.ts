@@ -28,7 +28,9 @@ function chown(set: () => void, meta: EntryMetadata): void {
  * turns a user's setuid file into a setuid file of whoever restores it. Each failure is passed
  * to `warn` and the rest still applies. With `deferMode` the mode is only worked out and
  * returned, for the caller to set later (after extended attributes: a read-only file takes
- * none). A mode set after the time leaves the time as it is.
+ * none). A mode set after the time leaves the time as it is. `owner` is the new file's owner as
+ * created: when it is already the entry's, the chown is left out (a new file has no
+ * setuid/setgid bits for it to clear; one system call less per file of a restore as root).
  */
 export function setMetadata(
   fd: number,
@@ -37,9 +39,11 @@ export function setMetadata(
   asRoot: boolean,
   warn: (message: string) => void,
   deferMode = false,
+  owner?: { uid: number; gid: number },
 ): number {
   let mode = meta.mode & 0o7777;
-  if (asRoot) {
+  const ownerSet = owner !== undefined && owner.uid === meta.uid && owner.gid === meta.gid;
+  if (asRoot && !ownerSet) {
     try {
       chown(() => fchownSync(fd, meta.uid, meta.gid), meta);
     } catch (error) {
@@ -49,7 +53,7 @@ export function setMetadata(
         `cannot set the owner to ${meta.uid}:${meta.gid} (${reason(error)})${dropped ? '; restored without its setuid/setgid bits' : ''}`,
       );
     }
-  } else if (kind === 'file') {
+  } else if (!asRoot && kind === 'file') {
     mode &= ~SET_ID;
   }
   if (!deferMode) {

@@ -444,6 +444,8 @@ export async function restoreArchive(options: RestoreOptions): Promise<RestorePl
       writer.write(chunk);
     }
     writer.finish();
+    const made = fstatSync(fd);
+    ownFiles.addInode(made);
     const wanted = restorableXattrs(entry.xattrs, asRoot);
     const mode = setMetadata(
       fd,
@@ -452,11 +454,11 @@ export async function restoreArchive(options: RestoreOptions): Promise<RestorePl
       asRoot,
       (message) => problem(rel, message),
       wanted.length > 0,
+      made,
     );
     // A big file took a while: check again that its folder was not swapped meanwhile.
     if (entry.size > SMALL_FILE) safe.verify(parent);
     putInPlace?.();
-    ownFiles.addInode(fstatSync(fd));
     if (wanted.length === 0) return false;
     xattrs.add(fd, shown(rel), wanted, mode);
     return true;
