@@ -1,8 +1,8 @@
 // Folder trees compared byte for byte: names as bytes (shown escaped, src/shared/byte-names.ts),
 // contents, link targets, modes, owners, mtimes and which entries share an inode.
-import { createHash } from 'node:crypto';
 import { lstatSync, readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import { escapeName } from '../../src/shared/byte-names.ts';
+import { sha256 } from './hashes.ts';
 
 export interface ByteTreeNode {
   type: 'file' | 'dir' | 'symlink' | 'other';
@@ -35,7 +35,7 @@ export function byteTree(dir: string): Record<string, ByteTreeNode> {
         mtime: s.isSymbolicLink() || s.isDirectory() ? 0 : Math.floor(s.mtimeMs / 1000),
       };
       if (node.type === 'file') {
-        node.sha256 = createHash('sha256').update(readFileSync(a)).digest('hex');
+        node.sha256 = sha256(readFileSync(a));
         const inode = `${s.dev}:${s.ino}`;
         const first = inodes.get(inode);
         if (first !== undefined) node.linkOf = first;

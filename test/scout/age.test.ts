@@ -43,6 +43,7 @@ import {
 } from '../../src/scout/archive/x25519.ts';
 import { bech32Encode } from '../../src/shared/bech32.ts';
 import { sealFile } from '../helpers/age-seal.ts';
+import { sha256 } from '../helpers/hashes.ts';
 import { IN_CI, missingPrograms } from '../helpers/programs.ts';
 
 const CHUNK = 64 * 1024;
@@ -250,8 +251,8 @@ describe('Scout keys', () => {
       assert.equal(k.publicKey.length, 32);
       assert.equal(k.secret.length, 32);
       assert.match(k.fingerprint, /^[0-9a-f]{64}$/);
-      assert.equal(k.fingerprint, createHash('sha256').update(k.publicKey).digest('hex'));
-      assert.equal(k.fingerprint, createHash('sha256').update(parseRecipient(k.ageRecipient)).digest('hex'));
+      assert.equal(k.fingerprint, sha256(k.publicKey));
+      assert.equal(k.fingerprint, sha256(parseRecipient(k.ageRecipient)));
     }
     assert.notEqual(key.fingerprint, other.fingerprint);
   });

@@ -3,7 +3,7 @@
 // stays bounded (a generous bound; speed belongs to bench/scout.ts).
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { createHash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -13,6 +13,7 @@ import { generateScoutKey } from '../../src/scout/archive/x25519.ts';
 import type { JobConfig } from '../../src/scout/jobs/marker.ts';
 import { type WalkEntry, walkJob } from '../../src/scout/jobs/walk.ts';
 import { tree } from '../helpers/files.ts';
+import { sha256 } from '../helpers/hashes.ts';
 import { skipUnlessPrograms } from '../helpers/programs.ts';
 
 const work = mkdtempSync(join(tmpdir(), 'backupd-archive-'));
@@ -53,7 +54,7 @@ describe('writeArchive', { skip: skipUnlessPrograms(['age', 'zstd', 'tar']) }, (
       outPath: out,
     });
     assert.equal(result.size, statSync(out).size);
-    assert.equal(result.sha256, createHash('sha256').update(readFileSync(out)).digest('hex'));
+    assert.equal(result.sha256, sha256(readFileSync(out)));
     const keyFile = join(work, 'key.txt');
     writeFileSync(keyFile, `${key.ageIdentity}\n`);
     const dest = join(work, 'interop-out');

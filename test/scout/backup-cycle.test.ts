@@ -4,7 +4,7 @@
 // checksum_mismatch after which the staged bytes are gone, 5xx and 429 to retry, refusals
 // with their codes. Real archives, real key store, real job state in node:sqlite.
 import assert from 'node:assert/strict';
-import { createHash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -22,6 +22,7 @@ import { type Circuit, createCircuit, OPEN_AFTER_FAILED_CYCLES } from '../../src
 import { type StationClient, StationError } from '../../src/scout/upload/station-client.ts';
 import type { ErrorCode } from '../../src/shared/protocol/error-codes.ts';
 import type { InitiateReply, InitiateRequest } from '../../src/shared/protocol/uploads.ts';
+import { sha256 } from '../helpers/hashes.ts';
 
 const CHUNK = 64 * 1024;
 
@@ -130,7 +131,7 @@ class FakeStation {
             message: 'incomplete',
           });
         }
-        if (createHash('sha256').update(session.bytes).digest('hex') !== session.meta.archive_sha256) {
+        if (sha256(session.bytes) !== session.meta.archive_sha256) {
           session.bytes = Buffer.alloc(0);
           throw refusal(409, 'checksum_mismatch', {
             status: 'checksum_mismatch',
@@ -233,7 +234,7 @@ describe('the backup cycle against a Station client that answers like the protoc
     const [stored] = station.stored();
     assert.ok(stored);
     assert.equal(s.last_stored_as, stored.stored);
-    assert.equal(createHash('sha256').update(stored.bytes).digest('hex'), stored.meta.archive_sha256);
+    assert.equal(sha256(stored.bytes), stored.meta.archive_sha256);
     assert.equal(station.calls[0], 'initiate');
     assert.equal(station.calls.at(-1), 'finalize');
     assert.equal(s.staged, false);
@@ -251,7 +252,7 @@ describe('the backup cycle against a Station client that answers like the protoc
     assert.equal(s.last_status, 'uploaded', s.last_error ?? undefined);
     const [stored] = station.stored();
     assert.ok(stored);
-    assert.equal(createHash('sha256').update(stored.bytes).digest('hex'), stored.meta.archive_sha256);
+    assert.equal(sha256(stored.bytes), stored.meta.archive_sha256);
     const chunks = station.calls.filter((c) => c.startsWith('chunk@'));
     assert.deepEqual(chunks.slice(0, 2), ['chunk@0', `chunk@${CHUNK * 2}`], 'resumed where the Station said');
     assert.equal(station.calls.filter((c) => c === 'initiate').length, 1, 'no new initiation for a resume');
@@ -274,7 +275,7 @@ describe('the backup cycle against a Station client that answers like the protoc
     );
     const [stored] = station.stored();
     assert.ok(stored);
-    assert.equal(createHash('sha256').update(stored.bytes).digest('hex'), stored.meta.archive_sha256);
+    assert.equal(sha256(stored.bytes), stored.meta.archive_sha256);
   });
 
   test('a 500 and a 429 (Retry-After) are retried within the cycle; the upload resumes, nothing is sent twice', async () => {
@@ -291,7 +292,7 @@ describe('the backup cycle against a Station client that answers like the protoc
     assert.ok(Date.now() - started >= 1900, 'waited 1 s after the 500 and Retry-After 1 s after the 429');
     const [stored] = station.stored();
     assert.ok(stored);
-    assert.equal(createHash('sha256').update(stored.bytes).digest('hex'), stored.meta.archive_sha256);
+    assert.equal(sha256(stored.bytes), stored.meta.archive_sha256);
     assert.equal(station.calls.filter((c) => c === 'initiate').length, 3, 'each retry asks where to resume');
     const sent = station.calls.filter((c) => c.startsWith('chunk@'));
     assert.equal(new Set(sent).size, sent.length - 1, 'only the chunk the 500 refused was sent again');

@@ -3,12 +3,13 @@
 // MAX_UPLOAD_BYTES and an unreachable Station, which opens the upload circuit after three
 // cycles; run-now against the right address closes it and uploads the staged archive.
 import assert from 'node:assert/strict';
-import { createHash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { expectStatus } from '../helpers/assertions.ts';
 import { buildTree } from '../helpers/files.ts';
+import { sha256 } from '../helpers/hashes.ts';
 import type { Client } from '../helpers/http.ts';
 import {
   jobState,
@@ -60,7 +61,7 @@ after(async () => {
 describe('upload refusals', () => {
   test('a revoked Station token: failed, says to mint a new token as scout_credential, archive staged', async () => {
     const revoked = await mint();
-    const hash = createHash('sha256').update(revoked).digest('hex');
+    const hash = sha256(revoked);
     expectStatus(await stationAdmin.delete(`/api/credentials/${hash}`), 200);
     await useStation(station.url, revoked);
     const status = await runNow(scoutAdmin);

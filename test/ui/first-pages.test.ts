@@ -4,13 +4,13 @@
 // size, next run and a per-job Back up now. At phone width the navigation folds behind a menu
 // button on both apps. Screenshots of both first pages at desktop and phone width.
 import assert from 'node:assert/strict';
-import { createHash } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { launchBrowser, newPage, screenshot, signIn, skipUnlessChromium } from '../helpers/browser.ts';
 import { buildTree } from '../helpers/files.ts';
+import { sha256 } from '../helpers/hashes.ts';
 import { ADMIN_PASSWORD, adminClient, type Client } from '../helpers/http.ts';
 import {
   connectScout,
@@ -58,7 +58,7 @@ describe('the first pages', { skip }, () => {
     token = await connectScout(scoutAdmin, stationAdmin, SCOUT_ID);
     await runNow(scoutAdmin, { timeoutMs: 60_000 });
     // The token is revoked and mail changes: its next upload is refused (token_rejected).
-    const hash = createHash('sha256').update(token).digest('hex');
+    const hash = sha256(token);
     assert.equal((await stationAdmin.delete(`/api/credentials/${hash}`)).status, 200);
     writeFileSync(join(scanRoot, 'mail', 'inbox.txt'), 'hello again');
     await runNow(scoutAdmin, { timeoutMs: 60_000 });
