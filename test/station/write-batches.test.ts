@@ -11,10 +11,10 @@ import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
 import { BLOCK_BYTES, returnBlock, takeBlock } from '../../src/station/storage/batch-blocks.ts';
 import { openWriteBatches } from '../../src/station/storage/write-batches.ts';
+import { sha256 } from '../helpers/hashes.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'backupd-write-batches-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
-const sha256 = (data: Uint8Array) => createHash('sha256').update(data).digest('hex');
 
 /** Pushes `data` at `start` in random pieces, draining (as an idle flush does) at random points. */
 async function append(path: string, start: number, data: Buffer) {
