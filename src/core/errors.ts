@@ -43,6 +43,12 @@ export const notFound = (detail: Detail, code?: ErrorCode) => new AppError(404, 
 export const conflict = (detail: Detail, code?: ErrorCode) => new AppError(409, detail, { code });
 export const payloadTooLarge = (detail: Detail, code?: ErrorCode) => new AppError(413, detail, { code });
 export const unavailable = (detail: Detail, code?: ErrorCode) => new AppError(503, detail, { code });
+/** A `Range` outside the `sizeBytes` it asks of: 416, with the size in `Content-Range` (RFC 9110). */
+export const rangeNotSatisfiable = (sizeBytes: number) =>
+  new AppError(416, `range not satisfiable for ${sizeBytes} bytes`, {
+    headers: { 'Content-Range': `bytes */${sizeBytes}` },
+    code: 'range_not_satisfiable',
+  });
 export const tooManyRequests = (retryAfterSeconds: number, detail: Detail) =>
   new AppError(429, detail, { headers: { 'Retry-After': String(retryAfterSeconds) } });
 

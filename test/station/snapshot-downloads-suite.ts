@@ -191,12 +191,17 @@ export function snapshotDownloadsSuite(label: string, start: StartStation): void
         assert.ok(exact.bytes.equals(first.data.subarray(0, 1)));
       });
 
-      test('Range: an unsatisfiable range is 416 with Content-Range bytes */SIZE', async () => {
+      test('Range: an unsatisfiable range is 416 with Content-Range bytes */SIZE and code range_not_satisfiable', async () => {
         const size = third.data.length;
         for (const range of [`bytes=${size}-`, `bytes=${size}-${size + 10}`, `bytes=${size + 1000}-`]) {
           const reply = await get(`${base}/latest`, bearer(token, { range }));
           assert.equal(reply.status, 416, `${range}: ${reply.bytes.toString('utf8', 0, 200)}`);
           assert.equal(reply.headers.get('content-range'), `bytes */${size}`, range);
+          // Through the one error handler: {detail, code} like every other refusal.
+          assert.deepEqual(JSON.parse(reply.bytes.toString('utf8')), {
+            detail: `range not satisfiable for ${size} bytes`,
+            code: 'range_not_satisfiable',
+          });
           assert.ok(!reply.bytes.equals(third.data), 'no snapshot bytes with a 416');
         }
       });

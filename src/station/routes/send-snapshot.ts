@@ -2,7 +2,7 @@ import { type FileHandle, open } from 'node:fs/promises';
 import type { ServerResponse } from 'node:http';
 import { Readable } from 'node:stream';
 import type { Context } from 'hono';
-import { notFound } from '../../core/errors.ts';
+import { notFound, rangeNotSatisfiable } from '../../core/errors.ts';
 import type { AppEnv } from '../../core/http/app-env.ts';
 import { LEGACY_SNAPSHOT_FILENAME_HEADER, SNAPSHOT_FILENAME_HEADER } from '../../shared/protocol/headers.ts';
 import type { SnapshotKey, SnapshotStore } from '../storage/storage.ts';
@@ -103,11 +103,7 @@ export async function sendSnapshot(
 ): Promise<Response> {
   const { key, sizeBytes } = located;
   const range = parseRange(c.req.header('range'), sizeBytes);
-  if (range === 'invalid') {
-    return c.json({ detail: `range not satisfiable for ${sizeBytes} bytes` }, 416, {
-      'Content-Range': `bytes */${sizeBytes}`,
-    });
-  }
+  if (range === 'invalid') throw rangeNotSatisfiable(sizeBytes);
   const span = range ?? { start: 0, end: sizeBytes - 1 };
   const status = range ? 206 : 200;
   const headers: Record<string, string> = {
