@@ -12,3 +12,6 @@ export const LEGACY_SNAPSHOT_FILENAME_HEADER = 'X-Relay-Snapshot-Filename';
 export function snapshotFilenameOf(headers: Headers): string | null {
   return headers.get(SNAPSHOT_FILENAME_HEADER) ?? headers.get(LEGACY_SNAPSHOT_FILENAME_HEADER);
 }
+
+/** Every answer's request id (both roles); the server log has the request under it. */
+export const REQUEST_ID_HEADER = 'X-Request-Id';

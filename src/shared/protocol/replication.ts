@@ -24,3 +24,35 @@ export interface ReplicationStatusView {
   copied_total: number;
   jobs: ReplicationJobLag[];
 }
+
+/** `POST /api/replication/run`. */
+export interface ReplicationRunReply {
+  status: 'queued' | 'already_running';
+}
+
+/** A replica that pulled from this (primary) Station, in `GET /api/replication/pulls`. */
+export interface ReplicaPull {
+  token_id: string;
+  name: string;
+  first_pull_at: string | null;
+  last_list_at: string | null;
+  last_download_at: string | null;
+  downloads: number;
+  bytes_served: number;
+}
+
+export interface ReplicaPullList {
+  replicas: ReplicaPull[];
+}
+
+/**
+ * The replica's replication settings as answers show them (`replication_token` is write-only:
+ * answers carry `replication_token_set`).
+ */
+export interface ReplicationSettingsView {
+  replication_source_url: string;
+  replication_token_set: boolean;
+  replication_schedule: string;
+  replication_bytes_per_second: number;
+  replication_max_lag_hours: number;
+}

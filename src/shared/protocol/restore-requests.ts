@@ -1,0 +1,37 @@
+/**
+ * Restore requests as the Station's `/api` shows them (src/station/services/restore-requests.ts)
+ * and as a Scout's `/api/restore-requests` decides them (src/scout/restore/request-decisions.ts).
+ * The receiving instance's `/backup/*` view is recovery.ts's RestoreRequestView.
+ */
+import type { RestoreProblemView, RestoreRequestView } from './recovery.ts';
+
+/** A restore request with both ends, as the Station's `GET /api/restore-requests` lists it. */
+export interface RestoreRequestRecord extends RestoreRequestView {
+  target_scout_id: string;
+  target_instance_id: string;
+  created_at: string;
+  updated_at: string;
+  expires_at: string;
+}
+
+export interface RestoreRequestRecordList {
+  requests: RestoreRequestRecord[];
+}
+
+/** `POST /api/snapshots/…/{filename}/restore`: the request, and whether the target Scout was told. */
+export interface RestoreRequestCreated {
+  request: RestoreRequestRecord;
+  notified: boolean;
+}
+
+/** A Scout's `POST /api/restore-requests/decision`: rejected, or accepted and restored. */
+export interface RestoreDecided {
+  status: string;
+  snapshot?: string;
+  relative_path?: string;
+  added?: number;
+  replaced?: number;
+  bytes?: number;
+  problem_count?: number;
+  problems?: RestoreProblemView[];
+}

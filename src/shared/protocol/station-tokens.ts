@@ -1,0 +1,53 @@
+/**
+ * Station tokens as the Station's `/api/credentials` shows them (src/station/routes/credentials.ts;
+ * the route name and the field `credential` are the published API's).
+ */
+
+/** An instance a Station token is bound to. */
+export interface TokenBinding {
+  scout_id: string;
+  scout_instance_id: string;
+  bound_at: string | null;
+}
+
+/** A Station token, by its hash (the token itself is shown once, when minted). */
+export interface StationTokenView {
+  token_hash: string;
+  created_at: string | null;
+  expires_at: string | null;
+  expired: boolean;
+  shared: boolean;
+  max_registrations: number;
+  registrations: TokenBinding[];
+}
+
+/** `GET /api/credentials`. */
+export interface StationTokenList {
+  credentials: StationTokenView[];
+}
+
+/** `POST /api/credentials/mint`: the new Station token (`credential`), shown this once. */
+export interface MintedStationToken {
+  credential: string;
+  ttl_days: number;
+  shared: boolean;
+  max_registrations: number;
+  message: string;
+}
+
+/** A recovery token: minted bound to an existing instance (`scout_id` and `scout_instance_id` given). */
+export interface MintedRecoveryToken extends MintedStationToken {
+  scout_id: string;
+  scout_instance_id: string;
+  other_live_tokens: number;
+  revoked_rows?: number;
+  affected_instances?: number;
+}
+
+/** `DELETE /api/credentials/instances/{scout}/{instance}` (and `DELETE /api/credentials/{hash}`). */
+export interface StationTokensRevoked {
+  revoked_rows: number;
+  affected_instances: number;
+  status?: 'revoked';
+  token_hash?: string;
+}
