@@ -1,9 +1,7 @@
+import type { JobKey } from '../shared/protocol/job-key.ts';
+
 /** One job on the Station: the Scout, its instance and the job's name (the key of every snapshot). */
-export interface JobKey {
-  scoutId: string;
-  instanceId: string;
-  jobName: string;
-}
+export type { JobKey };
 
 /**
  * A job's key as the snapshot stores know it: `instanceId` null is the legacy layout

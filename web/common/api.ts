@@ -113,11 +113,6 @@ export const api = {
   delete: <T = unknown>(path: string, body?: unknown) => request<T>('DELETE', path, body),
 };
 
-/** A path with each component URL-encoded: `path('/api/users', id)`. */
-export function path(base: string, ...parts: (string | number)[]): string {
-  return [base, ...parts.map((part) => encodeURIComponent(String(part)))].join('/');
-}
-
 export function errorText(error: unknown): string {
   if (error instanceof ApiError) return error.detail;
   if (error instanceof Error) return error.message;

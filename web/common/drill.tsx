@@ -3,17 +3,8 @@
  * whether that deserves a red badge (the last drill failed, or none succeeded within twice the
  * drill schedule's period).
  */
+import type { DrillOutcome } from '../../src/shared/protocol/drills.ts';
 import { ageSeconds, formatBytes, localTime, relativeTime } from './format.ts';
-
-/** A job's last restore drill, as the Scout's `state.last_drill` and the Station's overview show it. */
-export interface LastDrill {
-  filename: string;
-  status: 'ok' | 'failed';
-  files: number;
-  bytes: number;
-  error: string | null;
-  finished_at: string;
-}
 
 const DAY = 86400;
 /** The default `drill_schedule` (`0 4 * * 0`) runs weekly. */
@@ -51,7 +42,7 @@ export interface DrillBadge {
  * not flagged).
  */
 export function drillBadge(
-  drill: LastDrill | null | undefined,
+  drill: DrillOutcome | null | undefined,
   periodDays: number | null,
   since: string | null = null,
   now = Date.now(),
@@ -85,7 +76,7 @@ export function ProvenRestorable({
   drill,
   badge,
 }: {
-  drill: LastDrill | null | undefined;
+  drill: DrillOutcome | null | undefined;
   badge: DrillBadge | null;
 }) {
   const detail = drill

@@ -1,14 +1,12 @@
 import { createContext } from 'preact';
 import { useContext, useState } from 'preact/hooks';
+import type { PublicUser, SignedIn } from '../../src/shared/protocol/accounts.ts';
+import { accountPaths } from '../../src/shared/protocol/api-paths.ts';
 import { api } from './api.ts';
 import { ErrorText, Field, useAction } from './ui.tsx';
 
-export interface User {
-  id: string;
-  username: string;
-  is_admin: boolean;
-  must_change_password: boolean;
-}
+/** The signed-in account. */
+export type User = PublicUser;
 
 export interface SessionValue {
   user: User;
@@ -38,7 +36,7 @@ export function SignIn({ product, onSignedIn }: { product: string; onSignedIn: (
         onSubmit={async (event) => {
           event.preventDefault();
           const result = await action.run(() =>
-            api.post<{ user: User }>('/api/session/login', { username, password }, { quiet401: true }),
+            api.post<SignedIn>(accountPaths.login, { username, password }, { quiet401: true }),
           );
           if (result) onSignedIn(result.user);
         }}
@@ -75,7 +73,7 @@ export function ChangePassword({ forced, onChanged }: { forced: boolean; onChang
       onSubmit={async (event) => {
         event.preventDefault();
         const result = await action.run(() =>
-          api.post<{ user: User }>('/api/session/change-password', {
+          api.post<SignedIn>(accountPaths.changePassword, {
             current_password: current,
             new_password: next,
             confirm_new_password: confirm,

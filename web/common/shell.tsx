@@ -1,6 +1,8 @@
 import type { ComponentChildren } from 'preact';
 import { render } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
+import type { SessionMe } from '../../src/shared/protocol/accounts.ts';
+import { accountPaths } from '../../src/shared/protocol/api-paths.ts';
 import { api, errorText, onSignedOut } from './api.ts';
 import { linkClick, navigate, useLocationPath } from './router.ts';
 import { ChangePassword, SessionContext, SignIn, type User } from './session.tsx';
@@ -119,11 +121,11 @@ let setSessionState: (state: SessionState) => void = () => {};
 function sessionActions() {
   return {
     async signOut() {
-      await api.post('/api/session/logout').catch(() => undefined);
+      await api.post(accountPaths.logout).catch(() => undefined);
       setSessionState({ kind: 'signed-out' });
     },
     async signOutEverywhere() {
-      await api.post('/api/session/logout-all').catch(() => undefined);
+      await api.post(accountPaths.logoutAll).catch(() => undefined);
       setSessionState({ kind: 'signed-out' });
     },
   };
@@ -134,7 +136,7 @@ function App({ product, pages }: { product: string; pages: Page[] }) {
   setSessionState = setState;
   async function refresh() {
     try {
-      const me = await api.get<{ authenticated: boolean; user: User | null }>('/api/session/me', {
+      const me = await api.get<SessionMe>(accountPaths.me, {
         quiet401: true,
       });
       setState(me.authenticated && me.user ? { kind: 'signed-in', user: me.user } : { kind: 'signed-out' });

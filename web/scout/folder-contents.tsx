@@ -1,11 +1,12 @@
 import { useState } from 'preact/hooks';
+import { scoutPaths } from '../../src/shared/protocol/api-paths.ts';
+import type { Browse, BrowseEntry, FolderSizeView } from '../../src/shared/protocol/scout-jobs.ts';
 import { api, errorText } from '../common/api.ts';
 import { formatBytes } from '../common/format.ts';
 import { linkClick } from '../common/router.ts';
 import { useSession } from '../common/session.tsx';
 import { ErrorText, Time, useAction } from '../common/ui.tsx';
 import { folderUrl } from './paths.ts';
-import type { Browse, BrowseEntry } from './types.ts';
 
 function reasonText(reason: string | null): string {
   if (reason === 'marker') return "the job's marker";
@@ -116,7 +117,7 @@ export function FolderContents({
               entry={entry}
               inJob={inJob}
               onExclude={async (target) => {
-                await api.post('/api/directories/exclude', { relative_path: target.relative_path });
+                await api.post(scoutPaths.exclude, { relative_path: target.relative_path });
                 await onExcluded();
               }}
             />
@@ -137,11 +138,7 @@ export function FolderSize({ relativePath }: { relativePath: string }) {
         type="button"
         disabled={action.busy}
         onClick={async () => {
-          const reply = await action.run(() =>
-            api.get<{ bytes: number; files: number }>(
-              `/api/directories/size?relative_path=${encodeURIComponent(relativePath)}`,
-            ),
-          );
+          const reply = await action.run(() => api.get<FolderSizeView>(scoutPaths.size(relativePath)));
           if (reply) setSize(reply);
         }}
       >

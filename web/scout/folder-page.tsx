@@ -1,4 +1,6 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
+import { scoutPaths } from '../../src/shared/protocol/api-paths.ts';
+import type { Browse, DirectoryList } from '../../src/shared/protocol/scout-jobs.ts';
 import { api } from '../common/api.ts';
 import { usePoll } from '../common/poll.ts';
 import { linkClick } from '../common/router.ts';
@@ -10,7 +12,6 @@ import { MarkerEditor } from './marker-editor.tsx';
 import { OperationCard } from './operation.tsx';
 import { baseName, folderUrl, JOBS } from './paths.ts';
 import type { StatusPoll } from './status.ts';
-import type { Browse, DirectoryList } from './types.ts';
 
 function Crumbs({ relativePath }: { relativePath: string }) {
   const parts = relativePath === '.' ? [] : relativePath.split('/');
@@ -52,10 +53,7 @@ export function FolderPage({
 }) {
   const { user } = useSession();
   const [editorVersion, setEditorVersion] = useState(0);
-  const browse = usePoll(
-    () => api.get<Browse>(`/api/directories/browse?relative_path=${encodeURIComponent(relativePath)}`),
-    status.interval,
-  );
+  const browse = usePoll(() => api.get<Browse>(scoutPaths.browse(relativePath)), status.interval);
   const job = dirs?.directories.find((dir) => dir.relative_path === relativePath);
   const owner = browse.data?.job ?? null;
   const insideOther = owner !== null && owner !== relativePath;

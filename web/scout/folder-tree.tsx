@@ -1,15 +1,16 @@
 import { useEffect, useState } from 'preact/hooks';
+import { scoutPaths } from '../../src/shared/protocol/api-paths.ts';
+import type { ChildFolder, ChildFolderList, DirectoryView } from '../../src/shared/protocol/scout-jobs.ts';
 import { api, errorText } from '../common/api.ts';
 import { linkClick } from '../common/router.ts';
 import { ErrorText } from '../common/ui.tsx';
 import { StatusBadge } from './job-card.tsx';
 import { folderUrl } from './paths.ts';
-import type { ChildFolder, Directory } from './types.ts';
 
 interface NodeProps {
   name: string;
   relativePath: string;
-  jobs: Map<string, Directory>;
+  jobs: Map<string, DirectoryView>;
   open?: boolean;
 }
 
@@ -21,9 +22,7 @@ function FolderNode({ name, relativePath, jobs, open: initiallyOpen = false }: N
   useEffect(() => {
     if (!open || children !== null) return;
     api
-      .get<{ directories: ChildFolder[] }>(
-        `/api/directories/children?relative_path=${encodeURIComponent(relativePath)}`,
-      )
+      .get<ChildFolderList>(scoutPaths.children(relativePath))
       .then((reply) => setChildren(reply.directories))
       .catch((err: unknown) => setError(errorText(err)));
   }, [open, children, relativePath]);
@@ -81,7 +80,7 @@ function FolderNode({ name, relativePath, jobs, open: initiallyOpen = false }: N
 }
 
 /** The folders under the scan root, expandable; jobs marked with their last result. */
-export function FolderTree({ directories }: { directories: Directory[] }) {
+export function FolderTree({ directories }: { directories: DirectoryView[] }) {
   const jobs = new Map(directories.map((dir) => [dir.relative_path, dir]));
   return (
     <ul class="tree folder-tree">

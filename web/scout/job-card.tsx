@@ -1,4 +1,7 @@
 import { useState } from 'preact/hooks';
+import { scoutPaths } from '../../src/shared/protocol/api-paths.ts';
+import type { DirectoryView } from '../../src/shared/protocol/scout-jobs.ts';
+import type { OperationReply } from '../../src/shared/protocol/scout-status.ts';
 import { api } from '../common/api.ts';
 import { ConfirmDialog } from '../common/dialog.tsx';
 import { cronPeriodDays, drillBadge, ProvenRestorable, WEEKLY_DAYS } from '../common/drill.tsx';
@@ -9,7 +12,6 @@ import { useSession } from '../common/session.tsx';
 import { ErrorText, Notice, Time, useAction } from '../common/ui.tsx';
 import { folderUrl, jobLabel } from './paths.ts';
 import { type StatusPoll, useWhenIdle } from './status.ts';
-import type { Directory, OperationReply } from './types.ts';
 
 const STATUS_BADGES: Record<string, [string, string]> = {
   never_run: ['', 'never run'],
@@ -24,12 +26,12 @@ const STATUS_BADGES: Record<string, [string, string]> = {
  * A failure that no longer holds: "no Station configured" from before the Station was set. The
  * job is then waiting for its next backup, not failed.
  */
-export function staleFailure(dir: Directory, stationSet: boolean): boolean {
+export function staleFailure(dir: DirectoryView, stationSet: boolean): boolean {
   return stationSet && dir.state.last_status === 'failed' && dir.state.last_error_code === 'not_configured';
 }
 
 /** The job's last result, and for a failure why, as a badge chosen by its `last_error_code`. */
-export function StatusBadge({ dir, stationSet = false }: { dir: Directory; stationSet?: boolean }) {
+export function StatusBadge({ dir, stationSet = false }: { dir: DirectoryView; stationSet?: boolean }) {
   if (dir.config_error) return <span class="badge bad">marker not valid</span>;
   if (staleFailure(dir, stationSet)) return <span class="badge warn">waiting for the next backup</span>;
   const [tone, text] = STATUS_BADGES[dir.state.last_status] ?? ['', dir.state.last_status];
@@ -59,7 +61,7 @@ export function StatusBadge({ dir, stationSet = false }: { dir: Directory; stati
  * Which change detection the job uses and when its files were last read in full (its newest
  * snapshot): with `sizes`, a same-size edit waits for the next fresh snapshot.
  */
-export function Detection({ dir, freshDays }: { dir: Directory; freshDays: number | undefined }) {
+export function Detection({ dir, freshDays }: { dir: DirectoryView; freshDays: number | undefined }) {
   if (!dir.config) return null;
   const mtimes = dir.config.change_detection === 'mtimes';
   return (
@@ -89,7 +91,7 @@ export const STALE_NOTE = 'The Station is set now: the next cycle (or Back up no
  * "An archive from 20:48 is waiting": the next cycle uploads it first (it holds the files as
  * they were then), then backs up what changed since.
  */
-export function StagedLine({ dir }: { dir: Directory }) {
+export function StagedLine({ dir }: { dir: DirectoryView }) {
   const at = dir.state.staged_at;
   return (
     <span title={at ? localTime(at) : undefined}>
@@ -100,7 +102,7 @@ export function StagedLine({ dir }: { dir: Directory }) {
 }
 
 /** "Left out: 3 entries" with the first paths: the last snapshot is incomplete. */
-function SkippedFacts({ dir }: { dir: Directory }) {
+function SkippedFacts({ dir }: { dir: DirectoryView }) {
   const skipped = dir.state.last_skipped;
   if (!skipped) return null;
   const more = skipped.count - skipped.paths.length;
@@ -132,7 +134,7 @@ export function JobCard({
   onChanged,
   heading = 'h3',
 }: {
-  dir: Directory;
+  dir: DirectoryView;
   status: StatusPoll;
   onChanged: () => unknown;
   heading?: 'h2' | 'h3';
@@ -228,8 +230,7 @@ export function JobCard({
           onClick={() =>
             start(
               'Back up now',
-              () =>
-                api.post<OperationReply>('/api/directories/run-now', { relative_path: dir.relative_path }),
+              () => api.post<OperationReply>(scoutPaths.jobRunNow, { relative_path: dir.relative_path }),
               `Backup of ${name} started: it is uploaded if its files changed.`,
             )
           }
@@ -242,7 +243,7 @@ export function JobCard({
           onClick={() =>
             start(
               'Run a drill',
-              () => api.post<OperationReply>('/api/drills/run', { relative_path: dir.relative_path }),
+              () => api.post<OperationReply>(scoutPaths.runDrills, { relative_path: dir.relative_path }),
               `Restore drill of ${name} started: its newest snapshot is read back from the Station.`,
             )
           }
@@ -258,7 +259,7 @@ export function JobCard({
                 start(
                   'Force send',
                   () =>
-                    api.post<OperationReply>('/api/directories/force-send', {
+                    api.post<OperationReply>(scoutPaths.forceSend, {
                       relative_path: dir.relative_path,
                     }),
                   `Fresh snapshot of ${name} started.`,
@@ -281,7 +282,7 @@ export function JobCard({
                 disabled={action.busy}
                 onClick={async () => {
                   setMessage(null);
-                  const reply = await action.run(() => api.post<OperationReply>('/api/cancel-operation'));
+                  const reply = await action.run(() => api.post<OperationReply>(scoutPaths.cancelOperation));
                   if (reply)
                     setMessage(reply.status === 'cancelling' ? 'Cancelling…' : 'Nothing was running.');
                   await status.reload();
@@ -309,7 +310,7 @@ export function JobCard({
           confirmLabel="Clear staged archive"
           onClose={() => setConfirm(null)}
           onConfirm={async () => {
-            await api.post('/api/directories/clear-staged', { relative_path: dir.relative_path });
+            await api.post(scoutPaths.clearStaged, { relative_path: dir.relative_path });
             setMessage('Staged archive cleared.');
             await onChanged();
           }}
@@ -330,7 +331,7 @@ export function JobCard({
           confirmLabel="Delete job"
           onClose={() => setConfirm(null)}
           onConfirm={async () => {
-            await api.post('/api/directories/delete-job', { relative_path: dir.relative_path });
+            await api.post(scoutPaths.deleteJob, { relative_path: dir.relative_path });
             await onChanged();
           }}
         >

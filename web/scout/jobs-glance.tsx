@@ -2,6 +2,9 @@
  * The first thing the Scout console shows: every job with its last result (failed ones first),
  * when it last succeeded, its newest snapshot's size, the next scheduled run and "Back up now".
  */
+import { scoutPaths } from '../../src/shared/protocol/api-paths.ts';
+import type { DirectoryList, DirectoryView } from '../../src/shared/protocol/scout-jobs.ts';
+import type { OperationReply } from '../../src/shared/protocol/scout-status.ts';
 import { api } from '../common/api.ts';
 import { formatBytes, localTime } from '../common/format.ts';
 import type { Polled } from '../common/poll.ts';
@@ -10,17 +13,16 @@ import { ErrorText, Section, TableHead, Time, useAction } from '../common/ui.tsx
 import { STALE_NOTE, StagedLine, StatusBadge, staleFailure } from './job-card.tsx';
 import { folderUrl, jobLabel } from './paths.ts';
 import type { StatusPoll } from './status.ts';
-import type { Directory, DirectoryList, OperationReply } from './types.ts';
 
 /** Failed (or a marker not valid) first, then cancelled, never run, and the jobs that are fine. */
-function rank(dir: Directory, stationSet: boolean): number {
+function rank(dir: DirectoryView, stationSet: boolean): number {
   if (dir.config_error || (dir.state.last_status === 'failed' && !staleFailure(dir, stationSet))) return 0;
   if (dir.state.last_status === 'cancelled') return 1;
   if (dir.state.last_success_at === null) return 2;
   return 3;
 }
 
-export function sortedJobs(directories: Directory[], stationSet: boolean): Directory[] {
+export function sortedJobs(directories: DirectoryView[], stationSet: boolean): DirectoryView[] {
   return [...directories].sort(
     (a, b) => rank(a, stationSet) - rank(b, stationSet) || jobLabel(a).localeCompare(jobLabel(b)),
   );
@@ -33,7 +35,7 @@ const jobsWord = (n: number) => `${n} job${n === 1 ? '' : 's'}`;
  * only once a snapshot of it is on the Station (last_success_at), never while its first
  * backup runs, and nothing counts without a Station.
  */
-function Verdict({ jobs, status }: { jobs: Directory[]; status: StatusPoll }) {
+function Verdict({ jobs, status }: { jobs: DirectoryView[]; status: StatusPoll }) {
   const stationSet = status.data?.station.configured ?? false;
   const failed = jobs.filter((d) => rank(d, stationSet) === 0).length;
   const notYet = jobs.filter((d) => rank(d, stationSet) !== 0 && d.state.last_success_at === null).length;
@@ -128,7 +130,7 @@ function JobLine({
   status,
   onChanged,
 }: {
-  dir: Directory;
+  dir: DirectoryView;
   next: string | null;
   status: StatusPoll;
   onChanged: () => Promise<void>;
@@ -196,7 +198,7 @@ function JobLine({
           title={next ? `Otherwise the next cycle runs ${localTime(next)}` : undefined}
           onClick={async () => {
             const reply = await action.run(() =>
-              api.post<OperationReply>('/api/directories/run-now', { relative_path: dir.relative_path }),
+              api.post<OperationReply>(scoutPaths.jobRunNow, { relative_path: dir.relative_path }),
             );
             if (reply?.status === 'already_running')
               action.setError('An operation is already running; nothing extra was scheduled.');

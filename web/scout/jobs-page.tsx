@@ -1,4 +1,7 @@
 import { useState } from 'preact/hooks';
+import { scoutPaths } from '../../src/shared/protocol/api-paths.ts';
+import type { DirectoryList } from '../../src/shared/protocol/scout-jobs.ts';
+import type { OperationReply } from '../../src/shared/protocol/scout-status.ts';
 import { api } from '../common/api.ts';
 import { usePoll } from '../common/poll.ts';
 import { ErrorText, Notice, Section, useAction } from '../common/ui.tsx';
@@ -8,12 +11,11 @@ import { JobCard } from './job-card.tsx';
 import { OperationCard } from './operation.tsx';
 import { folderOf } from './paths.ts';
 import { useScoutStatus, useWhenIdle } from './status.ts';
-import type { DirectoryList, OperationReply } from './types.ts';
 
 /** `/jobs`: every job with its last result and actions, and the folders under the scan root. */
 export function JobsPage({ subPath }: { subPath: string }) {
   const status = useScoutStatus();
-  const dirs = usePoll(() => api.get<DirectoryList>('/api/directories'), status.interval);
+  const dirs = usePoll(() => api.get<DirectoryList>(scoutPaths.directories), status.interval);
   useWhenIdle(status.busy, () => void dirs.reload());
   const drillAll = useAction();
   const [drillQueued, setDrillQueued] = useState(false);
@@ -43,7 +45,7 @@ export function JobsPage({ subPath }: { subPath: string }) {
             disabled={drillAll.busy}
             onClick={async () => {
               setDrillQueued(false);
-              const reply = await drillAll.run(() => api.post<OperationReply>('/api/drills/run', {}));
+              const reply = await drillAll.run(() => api.post<OperationReply>(scoutPaths.runDrills, {}));
               if (reply?.status === 'already_running')
                 drillAll.setError(
                   'Drill all jobs: an operation is already running; nothing extra was scheduled.',

@@ -1,15 +1,10 @@
 /** The Scout key as a file to keep off the host, and the browser download that saves it. */
+import { scoutPaths } from '../../src/shared/protocol/api-paths.ts';
+import type { ScoutKeyView } from '../../src/shared/protocol/scout-recovery.ts';
 import { api } from '../common/api.ts';
 
-export interface ScoutKey {
-  fingerprint: string;
-  key_base64: string;
-  age_identity: string;
-  age_recipient: string;
-}
-
 /** The key as an age identity file: `age -d -i <file>` decrypts this Scout's snapshots. */
-function identityFile(key: ScoutKey, scoutId: string): string {
+function identityFile(key: ScoutKeyView, scoutId: string): string {
   return [
     key.age_identity,
     `# backupd Scout key of ${scoutId}`,
@@ -32,10 +27,10 @@ function download(name: string, text: string): void {
 }
 
 /** GET /api/encryption-key (which records the key as saved: key_saved_at). */
-export const fetchKey = () => api.get<ScoutKey>('/api/encryption-key');
+export const fetchKey = () => api.get<ScoutKeyView>(scoutPaths.encryptionKey);
 
 /** Fetches the key and saves it as `backupd-scout-key-<scout>-<fingerprint>.txt`. */
-export async function downloadKeyFile(scoutId: string): Promise<ScoutKey> {
+export async function downloadKeyFile(scoutId: string): Promise<ScoutKeyView> {
   const key = await fetchKey();
   download(`backupd-scout-key-${scoutId}-${key.fingerprint.slice(0, 8)}.txt`, identityFile(key, scoutId));
   return key;

@@ -1,8 +1,10 @@
 import { useState } from 'preact/hooks';
+import { scoutPaths } from '../../src/shared/protocol/api-paths.ts';
+import type { KeyConfirmed, RotatedKey, ScoutKeyView } from '../../src/shared/protocol/scout-recovery.ts';
 import { api } from '../common/api.ts';
 import { ConfirmDialog } from '../common/dialog.tsx';
 import { CopyButton, ErrorText, Field, Notice, Section, Time, useAction } from '../common/ui.tsx';
-import { downloadKeyFile, fetchKey as getKey, type ScoutKey } from './key-file.ts';
+import { downloadKeyFile, fetchKey as getKey } from './key-file.ts';
 import { useScoutStatus } from './status.ts';
 
 /** "I already keep a copy": its fingerprint, checked against the key (POST /api/encryption-key/confirm). */
@@ -15,7 +17,7 @@ function ConfirmCopy({ onConfirmed }: { onConfirmed: () => Promise<void> }) {
         onSubmit={async (event) => {
           event.preventDefault();
           const reply = await action.run(() =>
-            api.post('/api/encryption-key/confirm', { fingerprint: fingerprint.trim() }),
+            api.post<KeyConfirmed>(scoutPaths.confirmKey, { fingerprint: fingerprint.trim() }),
           );
           if (reply) await onConfirmed();
         }}
@@ -46,7 +48,7 @@ function ConfirmCopy({ onConfirmed }: { onConfirmed: () => Promise<void> }) {
 /** `/key`: the Scout key's fingerprint, reveal, download as an age identity, and rotation. */
 export function KeyPage() {
   const status = useScoutStatus();
-  const [key, setKey] = useState<ScoutKey | null>(null);
+  const [key, setKey] = useState<ScoutKeyView | null>(null);
   const [revealed, setRevealed] = useState(false);
   const [rotating, setRotating] = useState(false);
   const [rotated, setRotated] = useState<string | null>(null);
@@ -54,7 +56,7 @@ export function KeyPage() {
   const scoutId = status.data?.scout_id ?? 'scout';
   const fingerprint = key?.fingerprint ?? status.data?.key_fingerprint ?? null;
 
-  async function fetchKey(): Promise<ScoutKey> {
+  async function fetchKey(): Promise<ScoutKeyView> {
     const fresh = await getKey();
     setKey(fresh);
     void status.reload();
@@ -168,9 +170,7 @@ export function KeyPage() {
           confirmLabel="Rotate key"
           onClose={() => setRotating(false)}
           onConfirm={async () => {
-            const reply = await api.post<ScoutKey & { new_fingerprint: string }>(
-              '/api/encryption-key/rotate',
-            );
+            const reply = await api.post<RotatedKey>(scoutPaths.rotateKey);
             setKey(reply);
             setRevealed(false);
             setRotated(reply.new_fingerprint);

@@ -1,7 +1,13 @@
 import { useState } from 'preact/hooks';
+import { scoutPaths } from '../../src/shared/protocol/api-paths.ts';
+import type {
+  ChangeDetection,
+  DirectorySaved,
+  DirectoryView,
+  JobConfigView,
+} from '../../src/shared/protocol/scout-jobs.ts';
 import { api } from '../common/api.ts';
 import { Checkbox, ErrorText, Field, Notice, useAction } from '../common/ui.tsx';
-import type { ChangeDetection, Directory, JobConfig } from './types.ts';
 
 /** Edits a folder's `.upload_dir` marker; saving replaces it (and makes the folder a job). */
 export function MarkerEditor({
@@ -12,8 +18,8 @@ export function MarkerEditor({
 }: {
   relativePath: string;
   /** The job here, or undefined when the folder is not a job yet. */
-  dir: Directory | undefined;
-  onSaved: (saved: Directory) => unknown;
+  dir: DirectoryView | undefined;
+  onSaved: (saved: DirectoryView) => unknown;
   /** The Scout's force_send_every_days, when known. */
   freshDays?: number;
 }) {
@@ -23,7 +29,7 @@ export function MarkerEditor({
   const [followSymlinks, setFollowSymlinks] = useState(config?.follow_symlinks ?? false);
   const [exclude, setExclude] = useState((config?.exclude ?? []).join('\n'));
   const [detection, setDetection] = useState<ChangeDetection>(config?.change_detection ?? 'sizes');
-  const [saved, setSaved] = useState<Directory | null>(null);
+  const [saved, setSaved] = useState<DirectoryView | null>(null);
   const action = useAction();
   const configError = saved ? saved.config_error : (dir?.config_error ?? null);
 
@@ -33,7 +39,7 @@ export function MarkerEditor({
       onSubmit={async (event) => {
         event.preventDefault();
         setSaved(null);
-        const next: Partial<JobConfig> = {
+        const next: Partial<JobConfigView> = {
           include_hidden: includeHidden,
           follow_symlinks: followSymlinks,
           change_detection: detection,
@@ -44,7 +50,7 @@ export function MarkerEditor({
         };
         if (jobName.trim()) next.job_name = jobName.trim();
         const reply = await action.run(() =>
-          api.post<{ directory: Directory }>('/api/directories/save-job', {
+          api.post<DirectorySaved>(scoutPaths.saveJob, {
             relative_path: relativePath,
             config: next,
           }),

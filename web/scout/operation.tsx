@@ -1,10 +1,11 @@
 import { useRef } from 'preact/hooks';
+import { scoutPaths } from '../../src/shared/protocol/api-paths.ts';
+import type { OperationReply, OperationView } from '../../src/shared/protocol/scout-status.ts';
 import { api } from '../common/api.ts';
 import { formatBytes, formatRate } from '../common/format.ts';
 import { useSession } from '../common/session.tsx';
 import { ErrorText, Notice, ProgressBar, Time, useAction } from '../common/ui.tsx';
 import type { StatusPoll } from './status.ts';
-import type { Operation, OperationReply } from './types.ts';
 
 export const KIND_LABELS: Record<string, string> = {
   cycle: 'Backup cycle',
@@ -21,7 +22,7 @@ interface Sample {
 }
 
 /** Bytes per second between the last two status reads of the same phase. */
-function useRate(op: Operation | null, loadedAt: number | null): number | null {
+function useRate(op: OperationView | null, loadedAt: number | null): number | null {
   const last = useRef<Sample | null>(null);
   if (!op || loadedAt === null) {
     last.current = null;
@@ -71,7 +72,7 @@ export function OperationCard({ status, showIdle = false }: { status: StatusPoll
               type="button"
               disabled={cancel.busy || cancelling}
               onClick={async () => {
-                const reply = await cancel.run(() => api.post<OperationReply>('/api/cancel-operation'));
+                const reply = await cancel.run(() => api.post<OperationReply>(scoutPaths.cancelOperation));
                 if (reply?.status === 'cancelling') cancelled.current = op.started_at;
                 await status.reload();
               }}

@@ -1,5 +1,13 @@
 import { useEffect, useState } from 'preact/hooks';
-import type { RestoreProblemView } from '../../src/shared/protocol/recovery.ts';
+import { scoutPaths } from '../../src/shared/protocol/api-paths.ts';
+import type { ListedSnapshot, RestoreProblemView } from '../../src/shared/protocol/recovery.ts';
+import type { DirectoryList, DirectoryView } from '../../src/shared/protocol/scout-jobs.ts';
+import type {
+  AlreadyRunning,
+  JobSnapshotList,
+  RestoreOutcome,
+  RestorePreview,
+} from '../../src/shared/protocol/scout-recovery.ts';
 import { api } from '../common/api.ts';
 import { ConfirmDialog } from '../common/dialog.tsx';
 import { formatBytes, localTime } from '../common/format.ts';
@@ -10,33 +18,6 @@ import { OperationCard } from './operation.tsx';
 import { jobLabel } from './paths.ts';
 import { RestoreRequests } from './restore-requests.tsx';
 import { type StatusPoll, useScoutStatus } from './status.ts';
-import type { Directory, DirectoryList } from './types.ts';
-
-interface Preview {
-  status?: string;
-  snapshot: string;
-  add: string[];
-  replace: string[];
-  unchanged: string[];
-  add_count: number;
-  replace_count: number;
-  unchanged_count: number;
-  bytes: number;
-  problem_count: number;
-  problems: RestoreProblemView[];
-}
-
-interface Restored {
-  status: string;
-  snapshot: string;
-  added: number;
-  replaced: number;
-  unchanged: number;
-  destination: string;
-  bytes: number;
-  problem_count: number;
-  problems: RestoreProblemView[];
-}
 
 /** Entries a restore left out or restored in part: the first ones, and how many in all. */
 function Problems({
@@ -69,27 +50,17 @@ function Problems({
   );
 }
 
-/** A snapshot of the job on the Station, as `GET /api/recovery/snapshots` lists it (newest first). */
-interface Listed {
-  filename: string;
-  timestamp: string;
-  size_bytes: number;
-  fingerprint: string;
-}
-
 const SHOWN = 200;
 
 /** The job's snapshots on the Station, asked for again when the job changes. */
 function useSnapshots(relativePath: string | undefined) {
-  const [list, setList] = useState<{ path: string; snapshots: Listed[] } | null>(null);
+  const [list, setList] = useState<{ path: string; snapshots: ListedSnapshot[] } | null>(null);
   const load = useAction();
   useEffect(() => {
     if (!relativePath) return;
     setList(null);
     void load.run(async () => {
-      const reply = await api.get<{ snapshots: Listed[] }>(
-        `/api/recovery/snapshots?relative_path=${encodeURIComponent(relativePath)}`,
-      );
+      const reply = await api.get<JobSnapshotList>(scoutPaths.recoverySnapshots(relativePath));
       setList({ path: relativePath, snapshots: reply.snapshots });
     });
   }, [relativePath]);
@@ -132,7 +103,7 @@ function PathList({ title, paths, count }: { title: string; paths: string[]; cou
 const PICKABLE = 500;
 
 /** The snapshot's files and the folders they lie in, sorted so a folder comes before its contents. */
-function snapshotEntries(preview: Preview): { path: string; folder: boolean; depth: number }[] {
+function snapshotEntries(preview: RestorePreview): { path: string; folder: boolean; depth: number }[] {
   const files = [...preview.add, ...preview.replace, ...preview.unchanged];
   const folders = new Set<string>();
   for (const file of files) {
@@ -153,7 +124,7 @@ function FilePicker({
   chosen,
   setChosen,
 }: {
-  preview: Preview;
+  preview: RestorePreview;
   chosen: string[];
   setChosen: (paths: string[]) => void;
 }) {
@@ -200,17 +171,17 @@ function FilePicker({
 }
 
 /** Preview and restore of one job's snapshot (the latest, or one picked from the Station's list). */
-function LocalRestore({ jobs, status }: { jobs: Directory[]; status: StatusPoll }) {
+function LocalRestore({ jobs, status }: { jobs: DirectoryView[]; status: StatusPoll }) {
   const [path, setPath] = useState('');
   const [which, setWhich] = useState<'latest' | 'picked'>('latest');
   const [picked, setPicked] = useState('');
-  const [preview, setPreview] = useState<{ key: string; result: Preview } | null>(null);
-  const [restored, setRestored] = useState<Restored | null>(null);
+  const [preview, setPreview] = useState<{ key: string; result: RestorePreview } | null>(null);
+  const [restored, setRestored] = useState<RestoreOutcome | null>(null);
   const [confirming, setConfirming] = useState(false);
   const [chosen, setChosen] = useState<string[]>([]);
   const [destination, setDestination] = useState('');
   /** The whole snapshot's preview (job and snapshot as key): the files the picker offers. */
-  const [whole, setWhole] = useState<{ key: string; result: Preview } | null>(null);
+  const [whole, setWhole] = useState<{ key: string; result: RestorePreview } | null>(null);
   const action = useAction();
   const selected = jobs.find((job) => job.relative_path === path) ?? jobs[0];
   const listed = useSnapshots(selected?.relative_path);
@@ -232,7 +203,7 @@ function LocalRestore({ jobs, status }: { jobs: Directory[]; status: StatusPoll 
 
   async function restore(): Promise<void> {
     setRestored(null);
-    const started = api.post<Restored>('/api/recovery/restore', body());
+    const started = api.post<RestoreOutcome | AlreadyRunning>(scoutPaths.restore, body());
     watch(status);
     const reply = await started;
     if (reply.status === 'already_running') throw new Error(BUSY);
@@ -247,7 +218,7 @@ function LocalRestore({ jobs, status }: { jobs: Directory[]; status: StatusPoll 
       onSubmit={async (event) => {
         event.preventDefault();
         setRestored(null);
-        const started = api.post<Preview>('/api/recovery/preview', body());
+        const started = api.post<RestorePreview | AlreadyRunning>(scoutPaths.preview, body());
         watch(status);
         const reply = await action.run(() => started);
         if (!reply) return;
@@ -449,7 +420,7 @@ function LocalRestore({ jobs, status }: { jobs: Directory[]; status: StatusPoll 
 export function RestorePage() {
   const { user } = useSession();
   const status = useScoutStatus();
-  const dirs = usePoll(() => api.get<DirectoryList>('/api/directories'), null);
+  const dirs = usePoll(() => api.get<DirectoryList>(scoutPaths.directories), null);
   const jobs = (dirs.data?.directories ?? []).filter((dir) => dir.config !== null);
   return (
     <>

@@ -1,4 +1,7 @@
 import { useState } from 'preact/hooks';
+import { scoutPaths } from '../../src/shared/protocol/api-paths.ts';
+import type { RestoreRequestView } from '../../src/shared/protocol/recovery.ts';
+import type { RestoreDecided } from '../../src/shared/protocol/restore-requests.ts';
 import { api, errorText } from '../common/api.ts';
 import { Dialog } from '../common/dialog.tsx';
 import { formatBytes } from '../common/format.ts';
@@ -6,21 +9,9 @@ import { usePoll } from '../common/poll.ts';
 import { useSession } from '../common/session.tsx';
 import { ErrorText, Field, Notice, Section, TableHead, Time, useAction } from '../common/ui.tsx';
 import { IDLE_MS, type StatusPoll } from './status.ts';
-import type { RestoreRequest } from './types.ts';
-
-interface Decided {
-  status: string;
-  snapshot?: string;
-  relative_path?: string;
-  added?: number;
-  replaced?: number;
-  bytes?: number;
-  problem_count?: number;
-  problems?: { path: string; message: string }[];
-}
 
 /** " 2 entries not restored: a: …; b: …" (the first three), or ''. */
-function problemLine(reply: Decided): string {
+function problemLine(reply: RestoreDecided): string {
   const count = reply.problem_count ?? 0;
   if (count === 0) return '';
   const first = (reply.problems ?? []).slice(0, 3).map((p) => `${p.path}: ${p.message}`);
@@ -41,10 +32,10 @@ function AcceptDialog({
   onClose,
   onDone,
 }: {
-  request: RestoreRequest;
+  request: RestoreRequestView;
   foreign: boolean;
   onClose: () => void;
-  onDone: (reply: Decided) => void;
+  onDone: (reply: RestoreDecided) => void;
 }) {
   const [folder, setFolder] = useState('');
   const [key, setKey] = useState('');
@@ -58,7 +49,7 @@ function AcceptDialog({
           setBusy(true);
           setError(null);
           try {
-            const reply = await api.post<Decided>('/api/restore-requests/decision', {
+            const reply = await api.post<RestoreDecided>(scoutPaths.restoreDecision, {
               id: request.id,
               decision: 'accept',
               ...(folder.trim() ? { relative_path: folder.trim() } : {}),
@@ -125,7 +116,7 @@ function RequestRow({
   instanceId,
   onChanged,
 }: {
-  request: RestoreRequest;
+  request: RestoreRequestView;
   instanceId: string | undefined;
   onChanged: (message: string) => unknown;
 }) {
@@ -172,7 +163,10 @@ function RequestRow({
               disabled={action.busy}
               onClick={async () => {
                 const reply = await action.run(() =>
-                  api.post('/api/restore-requests/decision', { id: request.id, decision: 'reject' }),
+                  api.post<RestoreDecided>(scoutPaths.restoreDecision, {
+                    id: request.id,
+                    decision: 'reject',
+                  }),
                 );
                 if (reply) await onChanged(`Rejected the request for ${request.filename}.`);
               }}
@@ -201,7 +195,7 @@ function RequestRow({
 
 /** Restore requests the Station holds for this Scout: accept (restore here) or reject. */
 export function RestoreRequests({ status }: { status: StatusPoll }) {
-  const requests = usePoll(() => api.get<RestoreRequest[]>('/api/restore-requests'), IDLE_MS);
+  const requests = usePoll(() => api.get<RestoreRequestView[]>(scoutPaths.restoreRequests), IDLE_MS);
   const [message, setMessage] = useState<string | null>(null);
   const list = requests.data ?? [];
   return (

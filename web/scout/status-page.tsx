@@ -1,5 +1,13 @@
 import type { ComponentChildren } from 'preact';
 import { useState } from 'preact/hooks';
+import { scoutPaths } from '../../src/shared/protocol/api-paths.ts';
+import type { DirectoryList } from '../../src/shared/protocol/scout-jobs.ts';
+import type {
+  OperationReply,
+  ScoutStatus,
+  StationContactView,
+  UploadPauseReply,
+} from '../../src/shared/protocol/scout-status.ts';
 import { api } from '../common/api.ts';
 import { localTime } from '../common/format.ts';
 import { usePoll } from '../common/poll.ts';
@@ -10,7 +18,6 @@ import { JobsGlance } from './jobs-glance.tsx';
 import { KeyBanner } from './key-banner.tsx';
 import { OperationCard } from './operation.tsx';
 import { type StatusPoll, useScoutStatus, useWhenIdle } from './status.ts';
-import type { DirectoryList, OperationReply, ScoutStatus, StationContact } from './types.ts';
 
 function Link({ to, children }: { to: string; children: ComponentChildren }) {
   return (
@@ -24,7 +31,13 @@ function Link({ to, children }: { to: string; children: ComponentChildren }) {
  * Whether the Station answered the Scout's own last request (an upload, a restore, a drill,
  * the restore-request list), chosen by its code; "Check now" has the Scout ask again.
  */
-function StationReach({ station, onChecked }: { station: StationContact; onChecked: () => Promise<void> }) {
+function StationReach({
+  station,
+  onChecked,
+}: {
+  station: StationContactView;
+  onChecked: () => Promise<void>;
+}) {
   const check = useAction();
   const button = (
     <button
@@ -32,7 +45,7 @@ function StationReach({ station, onChecked }: { station: StationContact; onCheck
       class="small"
       disabled={check.busy}
       onClick={async () => {
-        await check.run(() => api.post('/api/station/check'));
+        await check.run(() => api.post(scoutPaths.stationCheck));
         await onChecked();
       }}
     >
@@ -75,7 +88,7 @@ function StationReach({ station, onChecked }: { station: StationContact; onCheck
 }
 
 /** The badge of the last contact, by its code. */
-function reachText(station: StationContact): [string, string] {
+function reachText(station: StationContactView): [string, string] {
   if (!station.reachable) return ['bad', 'not reachable'];
   switch (station.code) {
     case null:
@@ -178,7 +191,9 @@ function Uploads({ status }: { status: StatusPoll }) {
             type="button"
             disabled={action.busy}
             onClick={async () => {
-              await action.run(() => api.post(paused ? '/api/uploads/resume' : '/api/uploads/pause'));
+              await action.run(() =>
+                api.post<UploadPauseReply>(paused ? scoutPaths.uploadsResume : scoutPaths.uploadsPause),
+              );
               await status.reload();
             }}
           >
@@ -219,7 +234,7 @@ function Schedule({ status }: { status: StatusPoll }) {
           disabled={action.busy}
           onClick={async () => {
             setQueued(false);
-            const answer = await action.run(() => api.post<OperationReply>('/api/run-now'));
+            const answer = await action.run(() => api.post<OperationReply>(scoutPaths.runNow));
             if (answer?.status === 'already_running')
               action.setError('An operation is already running; nothing extra was scheduled.');
             else if (answer) setQueued(true);
@@ -280,7 +295,7 @@ function Schedule({ status }: { status: StatusPoll }) {
 /** `/`: are my backups OK? Every job's last result first, then this Scout, its Station and schedule. */
 export function StatusPage() {
   const status = useScoutStatus();
-  const dirs = usePoll(() => api.get<DirectoryList>('/api/directories'), status.interval);
+  const dirs = usePoll(() => api.get<DirectoryList>(scoutPaths.directories), status.interval);
   useWhenIdle(status.busy, () => void dirs.reload());
   const s = status.data;
   return (

@@ -1,7 +1,8 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
+import { scoutPaths } from '../../src/shared/protocol/api-paths.ts';
+import type { ScoutStatus } from '../../src/shared/protocol/scout-status.ts';
 import { api } from '../common/api.ts';
 import { type Polled, usePoll } from '../common/poll.ts';
-import type { ScoutStatus } from './types.ts';
 
 /** How often the console refreshes: every 15 s when idle, every 2.5 s while work runs. */
 export const IDLE_MS = 15_000;
@@ -22,7 +23,7 @@ export interface StatusPoll extends Polled<ScoutStatus> {
 /** GET /api/status, polled faster while an operation runs. */
 export function useScoutStatus(): StatusPoll {
   const [fast, setFast] = useState(false);
-  const polled = usePoll(() => api.get<ScoutStatus>('/api/status'), fast ? ACTIVE_MS : IDLE_MS);
+  const polled = usePoll(() => api.get<ScoutStatus>(scoutPaths.status), fast ? ACTIVE_MS : IDLE_MS);
   const busy = isBusy(polled.data);
   useEffect(() => setFast(busy), [busy]);
   return { ...polled, busy, interval: busy ? ACTIVE_MS : IDLE_MS };

@@ -1,7 +1,7 @@
 /** Per-job health at a glance: how old the newest snapshot is and what looks wrong. */
+import type { OverviewJob, OverviewSnapshot } from '../../src/shared/protocol/overview.ts';
 import { type DrillBadge, drillBadge, WEEKLY_DAYS } from '../common/drill.tsx';
 import { ageSeconds } from '../common/format.ts';
-import type { Job, Snapshot } from './types.ts';
 
 /** A job whose newest snapshot is older than this is flagged stale. */
 export const STALE_AFTER_DAYS = 2;
@@ -14,7 +14,7 @@ export const MISSING_RULE = 'Missing: the index lists the snapshot but its file 
 export type Health = 'ok' | 'stale' | 'unusual' | 'missing' | 'empty';
 
 export interface JobHealth {
-  latest: Snapshot | null;
+  latest: OverviewSnapshot | null;
   /** Seconds since the newest snapshot was stored; null without one. */
   age: number | null;
   stale: boolean;
@@ -29,7 +29,7 @@ export interface JobHealth {
   severity: number;
 }
 
-export function jobHealth(job: Job, now = Date.now()): JobHealth {
+export function jobHealth(job: OverviewJob, now = Date.now()): JobHealth {
   const present = job.snapshots.filter((s) => !s.missing);
   const latest = present.at(-1) ?? null;
   const age = latest?.mtime ? ageSeconds(latest.mtime, now) : null;

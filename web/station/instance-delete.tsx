@@ -3,11 +3,13 @@
  * from the disk the Station answers 409 and offers `cleanup_missing`; so does this dialog.
  */
 import { useState } from 'preact/hooks';
-import { ApiError, api, errorText, path } from '../common/api.ts';
+import { stationPaths } from '../../src/shared/protocol/api-paths.ts';
+import type { OverviewInstance } from '../../src/shared/protocol/overview.ts';
+import type { InstanceDeleted } from '../../src/shared/protocol/snapshots.ts';
+import { ApiError, api, errorText } from '../common/api.ts';
 import { Dialog } from '../common/dialog.tsx';
 import { formatBytes } from '../common/format.ts';
 import { ErrorText } from '../common/ui.tsx';
-import type { Instance } from './types.ts';
 
 /** The 409's `detail` when files are missing: `{message, cleanup_available}`. */
 function cleanupOffer(error: unknown): string | null {
@@ -27,7 +29,7 @@ export function InstanceDeleteDialog({
   onDeleted,
 }: {
   scoutId: string;
-  instance: Instance;
+  instance: OverviewInstance;
   onClose: () => void;
   onDeleted: () => void;
 }) {
@@ -42,8 +44,7 @@ export function InstanceDeleteDialog({
     setBusy(true);
     setError(null);
     try {
-      const url = path('/api/instances', scoutId, instance.scout_instance_id);
-      await api.delete(cleanup ? `${url}?cleanup_missing=true` : url);
+      await api.delete<InstanceDeleted>(stationPaths.instance(scoutId, instance.scout_instance_id, cleanup));
       onDeleted();
       onClose();
     } catch (err) {

@@ -1,22 +1,22 @@
 /** A job's own retention (overrides of the Station's settings), with what it would delete. */
 import { useEffect, useState } from 'preact/hooks';
-import { api, path } from '../common/api.ts';
+import { stationPaths } from '../../src/shared/protocol/api-paths.ts';
+import type { JobKey } from '../../src/shared/protocol/job-key.ts';
+import type { Overview } from '../../src/shared/protocol/overview.ts';
+import type {
+  JobRetentionList,
+  JobRetentionSaved,
+  RetentionPreviewReply,
+} from '../../src/shared/protocol/retention.ts';
+import type { StationSettingsView } from '../../src/shared/protocol/settings.ts';
+import { api } from '../common/api.ts';
 import { ErrorText, Field, Notice, useAction } from '../common/ui.tsx';
-import type { Preview } from './retention-preview.tsx';
 import { RETENTION_RULES } from './retention-rules.ts';
-import type { JobKey, StationSettings } from './types.ts';
-
-interface Overrides {
-  scout_id: string;
-  scout_instance_id: string;
-  job_name: string;
-  overrides: Record<string, number>;
-}
 
 export function JobRetention({ job, onChanged }: { job: JobKey; onChanged: () => void }) {
   const [values, setValues] = useState<Record<string, string>>({});
-  const [station, setStation] = useState<StationSettings | null>(null);
-  const [preview, setPreview] = useState<Preview | null>(null);
+  const [station, setStation] = useState<StationSettingsView | null>(null);
+  const [preview, setPreview] = useState<RetentionPreviewReply | null>(null);
   const [saved, setSaved] = useState(false);
   const load = useAction();
   const save = useAction();
@@ -31,8 +31,8 @@ export function JobRetention({ job, onChanged }: { job: JobKey; onChanged: () =>
   useEffect(() => {
     void load.run(async () => {
       const [{ jobs }, overview] = await Promise.all([
-        api.get<{ jobs: Overrides[] }>('/api/retention/jobs'),
-        api.get<{ settings: StationSettings }>('/api/overview?section=settings'),
+        api.get<JobRetentionList>(stationPaths.retentionJobs),
+        api.get<Required<Pick<Overview, 'settings'>>>(stationPaths.overview('settings')),
       ]);
       const own = jobs.find(
         (j) =>
@@ -44,12 +44,11 @@ export function JobRetention({ job, onChanged }: { job: JobKey; onChanged: () =>
   }, [job.scoutId, job.instanceId, job.jobName]);
 
   useEffect(() => {
-    const query = new URLSearchParams({
-      ...who,
-      ...Object.fromEntries(Object.entries(body()).map(([k, v]) => [k, String(v)])),
-    });
+    const query = { ...who, ...body() };
     const timer = setTimeout(() => {
-      void load.run(async () => setPreview(await api.get<Preview>(`/api/retention/preview?${query}`)));
+      void load.run(async () =>
+        setPreview(await api.get<RetentionPreviewReply>(stationPaths.retentionPreview(query))),
+      );
     }, 250);
     return () => clearTimeout(timer);
   }, [values]);
@@ -57,9 +56,7 @@ export function JobRetention({ job, onChanged }: { job: JobKey; onChanged: () =>
   async function submit(event: Event) {
     event.preventDefault();
     setSaved(false);
-    const answer = await save.run(() =>
-      api.post(path('/api/retention/jobs', job.scoutId, job.instanceId, job.jobName), body()),
-    );
+    const answer = await save.run(() => api.post<JobRetentionSaved>(stationPaths.retentionJob(job), body()));
     if (answer) {
       setSaved(true);
       onChanged();

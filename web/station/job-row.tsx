@@ -1,5 +1,7 @@
 /** One job of one instance as one row: health, newest, count, size chart; its snapshots on demand. */
 import { useState } from 'preact/hooks';
+import type { JobKey } from '../../src/shared/protocol/job-key.ts';
+import type { OverviewJob } from '../../src/shared/protocol/overview.ts';
 import { ProvenRestorable } from '../common/drill.tsx';
 import { formatBytes } from '../common/format.ts';
 import { Time } from '../common/ui.tsx';
@@ -7,7 +9,6 @@ import { healthBadge, type JobHealth, UNUSUAL_RULE } from './health.ts';
 import type { InstanceRef } from './restore-dialog.tsx';
 import { SizeChart } from './size-chart.tsx';
 import { SnapshotTable } from './snapshot-table.tsx';
-import type { Job, JobKey } from './types.ts';
 
 export function JobRow({
   job,
@@ -17,7 +18,7 @@ export function JobRow({
   targets,
   onChanged,
 }: {
-  job: Job;
+  job: OverviewJob;
   health: JobHealth;
   where: Omit<JobKey, 'jobName'>;
   isAdmin: boolean;

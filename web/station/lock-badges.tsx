@@ -1,8 +1,8 @@
 /** The lock on a snapshot: protected by an admin, and/or under S3 Object Lock until a date. */
+import type { OverviewSnapshot } from '../../src/shared/protocol/overview.ts';
 import { Time } from '../common/ui.tsx';
-import type { Snapshot } from './types.ts';
 
-export function LockBadges({ snapshot: s }: { snapshot: Snapshot }) {
+export function LockBadges({ snapshot: s }: { snapshot: OverviewSnapshot }) {
   return (
     <>
       {s.protected ? (

@@ -1,8 +1,9 @@
 /** Minting a Station token: normal (one instance) or shared (up to max_registrations), with a TTL. */
 import { useState } from 'preact/hooks';
+import { stationPaths } from '../../src/shared/protocol/api-paths.ts';
+import type { MintedStationToken } from '../../src/shared/protocol/station-tokens.ts';
 import { api } from '../common/api.ts';
 import { Checkbox, CopyButton, ErrorText, Field, Notice, SecretOnce, useAction } from '../common/ui.tsx';
-import type { Minted } from './types.ts';
 
 /** A number field's text as JSON: blank is omitted, anything else goes to the server to judge. */
 function numberOrText(text: string): number | string | undefined {
@@ -21,7 +22,7 @@ export function MintForm({ onMinted }: { onMinted: () => void }) {
   const [ttl, setTtl] = useState('365');
   const [shared, setShared] = useState(false);
   const [max, setMax] = useState('10');
-  const [minted, setMinted] = useState<Minted | null>(null);
+  const [minted, setMinted] = useState<MintedStationToken | null>(null);
   const action = useAction();
 
   async function submit(event: Event) {
@@ -34,7 +35,7 @@ export function MintForm({ onMinted }: { onMinted: () => void }) {
       const maxRegistrations = numberOrText(max);
       if (maxRegistrations !== undefined) body.max_registrations = maxRegistrations;
     }
-    const answer = await action.run(() => api.post<Minted>('/api/credentials/mint', body));
+    const answer = await action.run(() => api.post<MintedStationToken>(stationPaths.mintStationToken, body));
     if (answer) {
       setMinted(answer);
       onMinted();
@@ -82,7 +83,7 @@ export function MintForm({ onMinted }: { onMinted: () => void }) {
   );
 }
 
-function MintedToken({ minted, onDone }: { minted: Minted; onDone: () => void }) {
+function MintedToken({ minted, onDone }: { minted: MintedStationToken; onDone: () => void }) {
   const lines = envLines(minted.credential);
   return (
     <div class="minted" data-testid="minted">

@@ -4,6 +4,13 @@
  * Station's storage. Built to stay light at a small office's size (10,000 snapshots).
  */
 import { useMemo, useState } from 'preact/hooks';
+import { stationPaths } from '../../src/shared/protocol/api-paths.ts';
+import type {
+  Overview,
+  OverviewInstance,
+  OverviewJob,
+  OverviewScout,
+} from '../../src/shared/protocol/overview.ts';
 import { api } from '../common/api.ts';
 import { usePoll } from '../common/poll.ts';
 import { linkClick } from '../common/router.ts';
@@ -16,20 +23,19 @@ import { RecoveryTokenDialog } from './recovery-token-dialog.tsx';
 import { ReplicaCard, ReplicasCard } from './replication-card.tsx';
 import type { InstanceRef } from './restore-dialog.tsx';
 import { StorageCard } from './storage-card.tsx';
-import type { Instance, Job, Overview, Scout } from './types.ts';
 
 export const REFRESH_MS = 15_000;
 
 interface RatedJob {
-  job: Job;
+  job: OverviewJob;
   health: JobHealth;
 }
 interface RatedInstance {
-  instance: Instance;
+  instance: OverviewInstance;
   jobs: RatedJob[];
 }
 interface RatedScout {
-  scout: Scout;
+  scout: OverviewScout;
   instances: RatedInstance[];
   /** The worst job's severity (see jobHealth). */
   severity: number;
@@ -45,7 +51,7 @@ const byName = (a: string, b: string) => a.localeCompare(b);
  * first, then by name; Scouts with such a job before the others. `filter` keeps the Scouts
  * whose ID matches and, elsewhere, the jobs whose name matches (case-insensitive).
  */
-function rate(scouts: Scout[], filter: string, now: number): RatedScout[] {
+function rate(scouts: OverviewScout[], filter: string, now: number): RatedScout[] {
   const needle = filter.trim().toLowerCase();
   const rated: RatedScout[] = [];
   for (const scout of scouts) {
@@ -77,7 +83,7 @@ function rate(scouts: Scout[], filter: string, now: number): RatedScout[] {
 
 export function OverviewPage() {
   const { user } = useSession();
-  const poll = usePoll(() => api.get<Overview>('/api/overview'), REFRESH_MS);
+  const poll = usePoll(() => api.get<Overview>(stationPaths.overview()), REFRESH_MS);
   const [filter, setFilter] = useState('');
   const all = poll.data?.scouts ?? [];
   // Rated once per answer and filter (not per render of a row), against the time of the answer.
@@ -240,7 +246,7 @@ function InstanceBlock({
   onChanged,
 }: {
   scoutId: string;
-  instance: Instance;
+  instance: OverviewInstance;
   jobs: RatedJob[];
   isAdmin: boolean;
   targets: InstanceRef[];

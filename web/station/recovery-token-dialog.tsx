@@ -4,18 +4,12 @@
  * instance's other tokens in the same step. The token is shown once, with the command line.
  */
 import { useState } from 'preact/hooks';
+import { stationPaths } from '../../src/shared/protocol/api-paths.ts';
+import type { OverviewInstance } from '../../src/shared/protocol/overview.ts';
+import type { MintedRecoveryToken } from '../../src/shared/protocol/station-tokens.ts';
 import { api } from '../common/api.ts';
 import { Dialog } from '../common/dialog.tsx';
 import { Checkbox, CopyButton, ErrorText, Field, Notice, SecretOnce, useAction } from '../common/ui.tsx';
-import type { Instance, Minted } from './types.ts';
-
-interface RecoveryMinted extends Minted {
-  scout_id: string;
-  scout_instance_id: string;
-  other_live_tokens: number;
-  revoked_rows?: number;
-  affected_instances?: number;
-}
 
 /** The command a rebuilt host runs to restore one job of the instance with the token. */
 export function recoveryCommand(
@@ -33,12 +27,12 @@ export function RecoveryTokenDialog({
   onClose,
 }: {
   scoutId: string;
-  instance: Instance;
+  instance: OverviewInstance;
   onClose: () => void;
 }) {
   const [ttl, setTtl] = useState('30');
   const [revokeOthers, setRevokeOthers] = useState(false);
-  const [minted, setMinted] = useState<RecoveryMinted | null>(null);
+  const [minted, setMinted] = useState<MintedRecoveryToken | null>(null);
   const action = useAction();
   const instanceId = instance.scout_instance_id;
 
@@ -52,7 +46,7 @@ export function RecoveryTokenDialog({
       revoke_other_tokens: revokeOthers,
     };
     if (trimmed !== '') body.ttl_days = Number.isFinite(days) ? days : trimmed;
-    const answer = await action.run(() => api.post<RecoveryMinted>('/api/credentials/mint', body));
+    const answer = await action.run(() => api.post<MintedRecoveryToken>(stationPaths.mintStationToken, body));
     if (answer) setMinted(answer);
   }
 
@@ -107,8 +101,8 @@ function MintedRecovery({
   instance,
   onClose,
 }: {
-  minted: RecoveryMinted;
-  instance: Instance;
+  minted: MintedRecoveryToken;
+  instance: OverviewInstance;
   onClose: () => void;
 }) {
   const command = recoveryCommand(minted.credential, minted.scout_id, minted.scout_instance_id);

@@ -3,20 +3,16 @@
  * and its failure, and "Copy now"; on a primary, which replicas pulled and when.
  */
 import { useEffect, useState } from 'preact/hooks';
-import type { ReplicationStatusView } from '../../src/shared/protocol/replication.ts';
+import { stationPaths } from '../../src/shared/protocol/api-paths.ts';
+import type {
+  ReplicaPullList,
+  ReplicationRunReply,
+  ReplicationStatusView,
+} from '../../src/shared/protocol/replication.ts';
 import { api } from '../common/api.ts';
 import { formatBytes } from '../common/format.ts';
 import { usePoll } from '../common/poll.ts';
 import { ErrorText, Section, TableHead, Time, useAction } from '../common/ui.tsx';
-
-interface Pull {
-  token_id: string;
-  name: string;
-  last_list_at: string | null;
-  last_download_at: string | null;
-  downloads: number;
-  bytes_served: number;
-}
 
 /** "up to date", "3 h 20 min behind". */
 export function lagText(seconds: number): string {
@@ -35,7 +31,7 @@ const RUNNING_REFRESH_MS = 2500;
 export function ReplicaCard({ refreshMs, isAdmin }: { refreshMs: number; isAdmin: boolean }) {
   const [running, setRunning] = useState(false);
   const poll = usePoll(
-    () => api.get<ReplicationStatusView>('/api/replication'),
+    () => api.get<ReplicationStatusView>(stationPaths.replication),
     running ? RUNNING_REFRESH_MS : refreshMs,
   );
   const run = useAction();
@@ -53,7 +49,7 @@ export function ReplicaCard({ refreshMs, isAdmin }: { refreshMs: number; isAdmin
             disabled={run.busy || status.state === 'running'}
             onClick={() =>
               void run.run(async () => {
-                await api.post('/api/replication/run');
+                await api.post<ReplicationRunReply>(stationPaths.replicationRun);
                 await poll.reload();
               })
             }
@@ -123,7 +119,7 @@ export function ReplicaCard({ refreshMs, isAdmin }: { refreshMs: number; isAdmin
 }
 
 export function ReplicasCard({ refreshMs }: { refreshMs: number }) {
-  const poll = usePoll(() => api.get<{ replicas: Pull[] }>('/api/replication/pulls'), refreshMs);
+  const poll = usePoll(() => api.get<ReplicaPullList>(stationPaths.replicationPulls), refreshMs);
   const replicas = poll.data?.replicas ?? [];
   if (replicas.length === 0) return null;
   return (

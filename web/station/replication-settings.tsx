@@ -1,16 +1,12 @@
 /** Settings → Off-site copy: where this Station (as a replica) pulls from, when, and how fast. */
 import { useEffect, useState } from 'preact/hooks';
+import { stationPaths } from '../../src/shared/protocol/api-paths.ts';
+import type { Overview } from '../../src/shared/protocol/overview.ts';
+import type { ReplicationSettingsView } from '../../src/shared/protocol/replication.ts';
+import type { SettingsReply, StationSettingsView } from '../../src/shared/protocol/settings.ts';
 import { api } from '../common/api.ts';
 import { useSession } from '../common/session.tsx';
 import { ErrorText, Field, Notice, Section, useAction } from '../common/ui.tsx';
-
-interface ReplicationSettings {
-  replication_source_url: string;
-  replication_token_set: boolean;
-  replication_schedule: string;
-  replication_bytes_per_second: number;
-  replication_max_lag_hours: number;
-}
 
 export function ReplicationSettingsSection() {
   const { user } = useSession();
@@ -24,7 +20,7 @@ export function ReplicationSettingsSection() {
   const load = useAction();
   const save = useAction();
 
-  const show = (s: ReplicationSettings) => {
+  const show = (s: ReplicationSettingsView) => {
     setUrl(s.replication_source_url);
     setTokenSet(s.replication_token_set);
     setSchedule(s.replication_schedule);
@@ -34,14 +30,16 @@ export function ReplicationSettingsSection() {
 
   useEffect(() => {
     void load.run(async () => {
-      const overview = await api.get<{ settings?: ReplicationSettings }>('/api/overview?section=settings');
+      const overview = await api.get<Overview>(stationPaths.overview('settings'));
       if (overview.settings) show(overview.settings);
     });
   }, []);
 
   async function submit(body: Record<string, unknown>) {
     setSaved(false);
-    const answer = await save.run(() => api.post<{ settings: ReplicationSettings }>('/api/settings', body));
+    const answer = await save.run(() =>
+      api.post<SettingsReply<StationSettingsView>>(stationPaths.settings, body),
+    );
     if (answer) {
       show(answer.settings);
       setToken('');

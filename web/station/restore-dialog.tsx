@@ -1,10 +1,12 @@
 /** "Request restore": asks the Station to offer one snapshot to its own or another instance. */
 import { useState } from 'preact/hooks';
-import { api, path } from '../common/api.ts';
+import { stationPaths } from '../../src/shared/protocol/api-paths.ts';
+import type { JobKey } from '../../src/shared/protocol/job-key.ts';
+import type { RestoreRequestCreated } from '../../src/shared/protocol/restore-requests.ts';
+import { api } from '../common/api.ts';
 import { Dialog } from '../common/dialog.tsx';
 import { linkClick } from '../common/router.ts';
 import { ErrorText, Notice, useAction } from '../common/ui.tsx';
-import type { JobKey, RestoreCreated } from './types.ts';
 
 export interface InstanceRef {
   scoutId: string;
@@ -24,7 +26,7 @@ export function RestoreDialog({
   onClose: () => void;
 }) {
   const [target, setTarget] = useState('');
-  const [created, setCreated] = useState<RestoreCreated | null>(null);
+  const [created, setCreated] = useState<RestoreRequestCreated | null>(null);
   const action = useAction();
   const others = targets.filter((t) => !(t.scoutId === job.scoutId && t.instanceId === job.instanceId));
 
@@ -33,10 +35,7 @@ export function RestoreDialog({
     const chosen = target === '' ? undefined : others[Number(target)];
     const body = chosen ? { target_scout_id: chosen.scoutId, target_instance_id: chosen.instanceId } : {};
     const answer = await action.run(() =>
-      api.post<RestoreCreated>(
-        `${path('/api/snapshots', job.scoutId, job.instanceId, job.jobName, filename)}/restore`,
-        body,
-      ),
+      api.post<RestoreRequestCreated>(stationPaths.snapshotRestore(job, filename), body),
     );
     if (answer) {
       setCreated(answer);

@@ -1,10 +1,11 @@
 /** `/restores`: restore requests and their state. */
+import { stationPaths } from '../../src/shared/protocol/api-paths.ts';
+import type { RestoreRequestRecordList } from '../../src/shared/protocol/restore-requests.ts';
 import { api } from '../common/api.ts';
 import { usePoll } from '../common/poll.ts';
 import { linkClick } from '../common/router.ts';
 import { ErrorText, Section, Time } from '../common/ui.tsx';
 import { Filename } from './names.tsx';
-import type { RestoreRequest } from './types.ts';
 
 const TONES: Record<string, string> = {
   pending: 'warn',
@@ -22,11 +23,7 @@ const MEANINGS: Record<string, string> = {
   expired: 'Not completed within one hour of its creation; ask again if still needed.',
 };
 
-interface Listing {
-  requests: RestoreRequest[];
-}
-
-const loadRequests = () => api.get<Listing>('/api/restore-requests');
+const loadRequests = () => api.get<RestoreRequestRecordList>(stationPaths.restoreRequests);
 
 export function RestoresPage() {
   const poll = usePoll(loadRequests, 15_000);
@@ -51,7 +48,7 @@ export function RestoresPage() {
   );
 }
 
-function RequestTable({ listing }: { listing: Listing }) {
+function RequestTable({ listing }: { listing: RestoreRequestRecordList }) {
   return (
     <div class="table-wrap">
       <table class="stack restore-list">

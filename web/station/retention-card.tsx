@@ -1,11 +1,14 @@
 /** Settings → Retention: the policy's rules, each explained, and a preview of what it deletes. */
 import { useEffect, useState } from 'preact/hooks';
+import { stationPaths } from '../../src/shared/protocol/api-paths.ts';
+import type { Overview } from '../../src/shared/protocol/overview.ts';
+import type { RetentionPreviewReply } from '../../src/shared/protocol/retention.ts';
+import type { SettingsReply, StationSettingsView } from '../../src/shared/protocol/settings.ts';
 import { api } from '../common/api.ts';
 import { useSession } from '../common/session.tsx';
 import { ErrorText, Field, Notice, Section, useAction } from '../common/ui.tsx';
-import { type Preview, RetentionPreview } from './retention-preview.tsx';
+import { RetentionPreview } from './retention-preview.tsx';
 import { RETENTION_RULES } from './retention-rules.ts';
-import type { Overview, StationSettings } from './types.ts';
 
 type Values = Record<string, string>;
 
@@ -20,21 +23,21 @@ function bodyOf(values: Values): Record<string, number | string | undefined> {
   );
 }
 
-const valuesOf = (settings: StationSettings | undefined): Values =>
+const valuesOf = (settings: StationSettingsView | undefined): Values =>
   Object.fromEntries(RETENTION_RULES.map(({ field }) => [field, String(settings?.[field] ?? '')]));
 
 export function RetentionCard() {
   const { user } = useSession();
   const [values, setValues] = useState<Values>({});
-  const [saved, setSaved] = useState<StationSettings | null>(null);
-  const [preview, setPreview] = useState<Preview | null>(null);
+  const [saved, setSaved] = useState<StationSettingsView | null>(null);
+  const [preview, setPreview] = useState<RetentionPreviewReply | null>(null);
   const load = useAction();
   const save = useAction();
   const check = useAction();
 
   useEffect(() => {
     void load.run(async () => {
-      const overview = await api.get<Overview>('/api/overview?section=settings');
+      const overview = await api.get<Overview>(stationPaths.overview('settings'));
       setValues(valuesOf(overview.settings));
     });
   }, []);
@@ -42,12 +45,11 @@ export function RetentionCard() {
   // The preview follows the fields as they are typed (admins only: it lists every job).
   useEffect(() => {
     if (!user.is_admin || Object.keys(values).length === 0) return;
-    const query = new URLSearchParams();
-    for (const [field, value] of Object.entries(bodyOf(values))) {
-      if (value !== undefined) query.set(field, String(value));
-    }
+    const query = bodyOf(values);
     const timer = setTimeout(() => {
-      void check.run(async () => setPreview(await api.get<Preview>(`/api/retention/preview?${query}`)));
+      void check.run(async () =>
+        setPreview(await api.get<RetentionPreviewReply>(stationPaths.retentionPreview(query))),
+      );
     }, 250);
     return () => clearTimeout(timer);
   }, [values]);
@@ -56,7 +58,7 @@ export function RetentionCard() {
     event.preventDefault();
     setSaved(null);
     const answer = await save.run(() =>
-      api.post<{ settings: StationSettings }>('/api/settings', bodyOf(values)),
+      api.post<SettingsReply<StationSettingsView>>(stationPaths.settings, bodyOf(values)),
     );
     if (answer) {
       setSaved(answer.settings);

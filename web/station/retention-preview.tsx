@@ -1,23 +1,10 @@
 /** "With this policy, these snapshots would be deleted": GET /api/retention/preview as a list. */
+import type { RetentionPreviewReply } from '../../src/shared/protocol/retention.ts';
 import { formatBytes } from '../common/format.ts';
-
-export interface PreviewJob {
-  scout_id: string;
-  scout_instance_id: string;
-  job_name: string;
-  kept: Array<{ filename: string; reasons: string[] }>;
-  deleted: Array<{ filename: string; timestamp: string; stored_at: string }>;
-}
-
-export interface Preview {
-  delete_count: number;
-  delete_bytes: number;
-  jobs: PreviewJob[];
-}
 
 const SHOWN = 10;
 
-export function RetentionPreview({ preview }: { preview: Preview }) {
+export function RetentionPreview({ preview }: { preview: RetentionPreviewReply }) {
   const affected = preview.jobs.filter((job) => job.deleted.length > 0);
   return (
     <div class="retention-preview" data-testid="retention-preview" aria-live="polite">

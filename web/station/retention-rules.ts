@@ -1,6 +1,8 @@
+import type { RetentionSettingsView } from '../../src/shared/protocol/settings.ts';
+
 /** The retention settings the Station page edits, each with the sentence that explains it. */
 export interface RetentionRule {
-  field: string;
+  field: keyof RetentionSettingsView;
   id: string;
   label: string;
   hint: string;

@@ -1,19 +1,20 @@
 /** The Station's own part of Settings: retention, what was set at start-up, integrity verification. */
 import { useEffect, useState } from 'preact/hooks';
+import { stationPaths } from '../../src/shared/protocol/api-paths.ts';
+import type { Overview, OverviewStorage } from '../../src/shared/protocol/overview.ts';
 import { api } from '../common/api.ts';
 import { formatBytes } from '../common/format.ts';
 import { Section, useAction } from '../common/ui.tsx';
 import { RetentionCard } from './retention-card.tsx';
-import type { Overview, Storage } from './types.ts';
 import { VerifyCard } from './verify-card.tsx';
 
 export function StationSettingsSections() {
-  const [storage, setStorage] = useState<Storage | null>(null);
+  const [storage, setStorage] = useState<OverviewStorage | null>(null);
   const load = useAction();
 
   useEffect(() => {
     void load.run(async () => {
-      const withStorage = await api.get<Overview>('/api/overview?section=storage');
+      const withStorage = await api.get<Overview>(stationPaths.overview('storage'));
       setStorage(withStorage.storage ?? null);
     });
   }, []);

@@ -3,14 +3,14 @@
  * line through every size, a dot only on the newest and on unusual snapshots, so a job with
  * hundreds of snapshots is still a handful of nodes.
  */
+import type { OverviewSnapshot } from '../../src/shared/protocol/overview.ts';
 import { formatBytes, localTime } from '../common/format.ts';
-import type { Snapshot } from './types.ts';
 
 const W = 192;
 const H = 30;
 const PAD = 3;
 
-export function SizeChart({ jobName, snapshots }: { jobName: string; snapshots: Snapshot[] }) {
+export function SizeChart({ jobName, snapshots }: { jobName: string; snapshots: OverviewSnapshot[] }) {
   const shown = snapshots.filter((s) => !s.missing);
   if (shown.length === 0) return null;
   let max = 1;

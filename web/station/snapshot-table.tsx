@@ -1,6 +1,10 @@
 /** One job's snapshots, newest first, with download, restore request and delete; shown on demand. */
 import { useState } from 'preact/hooks';
-import { api, path } from '../common/api.ts';
+import { stationPaths } from '../../src/shared/protocol/api-paths.ts';
+import type { JobKey } from '../../src/shared/protocol/job-key.ts';
+import type { OverviewSnapshot } from '../../src/shared/protocol/overview.ts';
+import type { SnapshotProtected } from '../../src/shared/protocol/snapshots.ts';
+import { api } from '../common/api.ts';
 import { ConfirmDialog } from '../common/dialog.tsx';
 import { formatBytes } from '../common/format.ts';
 import { TableHead, Time } from '../common/ui.tsx';
@@ -9,12 +13,11 @@ import { JobRetention } from './job-retention.tsx';
 import { LockBadges } from './lock-badges.tsx';
 import { Filename } from './names.tsx';
 import { type InstanceRef, RestoreDialog } from './restore-dialog.tsx';
-import type { JobKey, Snapshot } from './types.ts';
 
 /** Rows shown at first; more on request (retention may keep thousands). */
 const PAGE_ROWS = 50;
 
-type Open = { kind: 'delete' | 'restore'; snapshot: Snapshot } | null;
+type Open = { kind: 'delete' | 'restore'; snapshot: OverviewSnapshot } | null;
 
 export function SnapshotTable({
   id,
@@ -27,7 +30,7 @@ export function SnapshotTable({
   id: string;
   job: JobKey;
   /** Oldest first, as the overview lists them. */
-  snapshots: Snapshot[];
+  snapshots: OverviewSnapshot[];
   isAdmin: boolean;
   targets: InstanceRef[];
   onChanged: () => void;
@@ -68,9 +71,7 @@ export function SnapshotTable({
           confirmLabel="Delete snapshot"
           onClose={() => setOpen(null)}
           onConfirm={async () => {
-            await api.delete(
-              path('/api/snapshots', job.scoutId, job.instanceId, job.jobName, open.snapshot.name),
-            );
+            await api.delete(stationPaths.snapshot(job, open.snapshot.name));
             onChanged();
           }}
         >
@@ -110,13 +111,13 @@ function SnapshotRow({
   onChanged,
 }: {
   job: JobKey;
-  snapshot: Snapshot;
+  snapshot: OverviewSnapshot;
   isAdmin: boolean;
   onOpen: (kind: 'delete' | 'restore') => void;
   onChanged: () => void;
 }) {
   const protect = async (value: boolean) => {
-    await api.post(path('/api/snapshots', job.scoutId, job.instanceId, job.jobName, s.name, 'protect'), {
+    await api.post<SnapshotProtected>(stationPaths.snapshotProtect(job, s.name), {
       protected: value,
     });
     onChanged();
@@ -153,7 +154,7 @@ function SnapshotRow({
           {s.missing ? null : (
             <a
               class="button"
-              href={path('/api/snapshots', job.scoutId, job.instanceId, job.jobName, s.name)}
+              href={stationPaths.snapshot(job, s.name)}
               download={s.name}
               aria-label={`Download ${s.name}`}
             >

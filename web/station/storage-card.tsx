@@ -1,15 +1,17 @@
 /** The Station's disk, what it holds, its upload limit, and whether uploads are accepted. */
+import { stationPaths } from '../../src/shared/protocol/api-paths.ts';
+import type { OverviewStorage } from '../../src/shared/protocol/overview.ts';
+import type { UploadPauseReply } from '../../src/shared/protocol/scout-status.ts';
 import { api } from '../common/api.ts';
 import { formatBytes } from '../common/format.ts';
 import { ErrorText, Section, useAction } from '../common/ui.tsx';
-import type { Storage } from './types.ts';
 
 export function StorageCard({
   storage,
   isAdmin,
   onChanged,
 }: {
-  storage: Storage;
+  storage: OverviewStorage;
   isAdmin: boolean;
   onChanged: () => Promise<void>;
 }) {
@@ -76,7 +78,9 @@ export function StorageCard({
                 disabled={toggle.busy}
                 onClick={() =>
                   void toggle.run(async () => {
-                    await api.post(`/api/admin/uploads/${paused ? 'resume' : 'pause'}`);
+                    await api.post<UploadPauseReply>(
+                      paused ? stationPaths.uploadsResume : stationPaths.uploadsPause,
+                    );
                     await onChanged();
                   })
                 }

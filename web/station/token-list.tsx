@@ -1,35 +1,41 @@
 /** Station tokens: hashes, bindings, expiry; revoke by hash or by bound instance. */
 import { useState } from 'preact/hooks';
-import { api, path } from '../common/api.ts';
+import { stationPaths } from '../../src/shared/protocol/api-paths.ts';
+import type {
+  StationTokensRevoked,
+  StationTokenView,
+  TokenBinding,
+} from '../../src/shared/protocol/station-tokens.ts';
+import { api } from '../common/api.ts';
 import { ConfirmDialog } from '../common/dialog.tsx';
 import { ageSeconds } from '../common/format.ts';
 import { Notice, TableHead, Time } from '../common/ui.tsx';
-import type { Binding, Credential } from './types.ts';
 
 const SOON_DAYS = 14;
 
-type Open = { kind: 'hash'; token: Credential } | { kind: 'instance'; binding: Binding } | null;
-
-interface Revoked {
-  revoked_rows: number;
-  affected_instances: number;
-}
+type Open = { kind: 'hash'; token: StationTokenView } | { kind: 'instance'; binding: TokenBinding } | null;
 
 const shortHash = (hash: string) => `${hash.slice(0, 12)}…`;
 
-export function TokenList({ tokens, onChanged }: { tokens: Credential[]; onChanged: () => Promise<void> }) {
+export function TokenList({
+  tokens,
+  onChanged,
+}: {
+  tokens: StationTokenView[];
+  onChanged: () => Promise<void>;
+}) {
   const [open, setOpen] = useState<Open>(null);
   const [done, setDone] = useState<string | null>(null);
 
   // Every token bound to an instance goes when that instance's token is revoked.
-  const sharersOf = (b: Binding) =>
+  const sharersOf = (b: TokenBinding) =>
     tokens.filter((t) =>
       t.registrations?.some((r) => r.scout_id === b.scout_id && r.scout_instance_id === b.scout_instance_id),
     );
 
   async function revoke(url: string, what: string) {
     setDone(null);
-    const answer = await api.delete<Revoked>(url);
+    const answer = await api.delete<StationTokensRevoked>(url);
     setDone(
       `Revoked ${what}: ${answer.revoked_rows} token${answer.revoked_rows === 1 ? '' : 's'}, ${answer.affected_instances} instance${answer.affected_instances === 1 ? '' : 's'} affected.`,
     );
@@ -65,7 +71,7 @@ export function TokenList({ tokens, onChanged }: { tokens: Credential[]; onChang
           onClose={() => setOpen(null)}
           onConfirm={() =>
             revoke(
-              path('/api/credentials', open.token.token_hash),
+              stationPaths.stationToken(open.token.token_hash),
               `token ${shortHash(open.token.token_hash)}`,
             )
           }
@@ -85,7 +91,7 @@ export function TokenList({ tokens, onChanged }: { tokens: Credential[]; onChang
           onClose={() => setOpen(null)}
           onConfirm={() =>
             revoke(
-              path('/api/credentials/instances', open.binding.scout_id, open.binding.scout_instance_id),
+              stationPaths.stationTokensOfInstance(open.binding.scout_id, open.binding.scout_instance_id),
               `the tokens of ${open.binding.scout_id} / ${open.binding.scout_instance_id}`,
             )
           }
@@ -110,7 +116,7 @@ export function TokenList({ tokens, onChanged }: { tokens: Credential[]; onChang
   );
 }
 
-function BoundList({ bindings }: { bindings: Binding[] }) {
+function BoundList({ bindings }: { bindings: TokenBinding[] }) {
   if (bindings.length === 0) return <p>No instance uses it yet.</p>;
   return (
     <>
@@ -131,9 +137,9 @@ function TokenRow({
   onRevoke,
   onRevokeInstance,
 }: {
-  token: Credential;
+  token: StationTokenView;
   onRevoke: () => void;
-  onRevokeInstance: (binding: Binding) => void;
+  onRevokeInstance: (binding: TokenBinding) => void;
 }) {
   const left = -ageSeconds(t.expires_at) / 86400;
   const expired = t.expired === true || left <= 0;

@@ -1,13 +1,14 @@
 /** `/station-tokens`: mint Station tokens and manage the issued ones. */
+import { stationPaths } from '../../src/shared/protocol/api-paths.ts';
+import type { StationTokenList } from '../../src/shared/protocol/station-tokens.ts';
 import { api } from '../common/api.ts';
 import { usePoll } from '../common/poll.ts';
 import { ErrorText, Section } from '../common/ui.tsx';
 import { MintForm } from './mint-form.tsx';
 import { TokenList } from './token-list.tsx';
-import type { Credential } from './types.ts';
 
 export function TokensPage() {
-  const poll = usePoll(() => api.get<{ credentials: Credential[] }>('/api/credentials'), 15_000);
+  const poll = usePoll(() => api.get<StationTokenList>(stationPaths.stationTokens), 15_000);
   return (
     <>
       <h1>Station tokens</h1>

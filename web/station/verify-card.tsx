@@ -1,10 +1,11 @@
 /** Integrity verification: re-hash every stored snapshot; show the last result and each failure. */
+import { stationPaths } from '../../src/shared/protocol/api-paths.ts';
+import type { VerifyResult } from '../../src/shared/protocol/snapshots.ts';
 import { api } from '../common/api.ts';
 import { formatBytes } from '../common/format.ts';
 import { usePoll } from '../common/poll.ts';
 import { ErrorText, Section, Time, useAction } from '../common/ui.tsx';
 import { Filename } from './names.tsx';
-import type { VerifyResult } from './types.ts';
 
 const PROBLEMS: Record<string, string> = {
   checksum_mismatch:
@@ -22,7 +23,7 @@ const STATUS: Record<string, { text: string; tone: string }> = {
 };
 
 export function VerifyCard() {
-  const poll = usePoll(() => api.get<VerifyResult>('/api/admin/verify'), null);
+  const poll = usePoll(() => api.get<VerifyResult>(stationPaths.verify), null);
   const run = useAction();
   const result = poll.data;
   const status = result ? (STATUS[result.status] ?? { text: result.status, tone: '' }) : null;
@@ -37,7 +38,7 @@ export function VerifyCard() {
           disabled={run.busy}
           onClick={() =>
             void run.run(async () => {
-              await api.post<VerifyResult>('/api/admin/verify');
+              await api.post<VerifyResult>(stationPaths.verify);
               await poll.reload();
             })
           }

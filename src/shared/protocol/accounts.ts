@@ -41,8 +41,8 @@ export interface AutomationTokenView {
   id: string;
   name: string;
   scopes: string[];
-  created_at: string | null;
-  expires_at: string | null;
+  created_at: string;
+  expires_at: string;
   last_used_at: string | null;
   expired: boolean;
 }

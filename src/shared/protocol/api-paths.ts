@@ -3,6 +3,8 @@
  * roles mount their route groups under `API_ROOTS` (the rest of each shape is in its route
  * file), the tests call them too. No zod here: the browser bundles import this file.
  */
+import type { JobKey } from './job-key.ts';
+
 export const API_ROOTS = {
   session: '/api/session',
   users: '/api/users',
@@ -40,13 +42,6 @@ function withQuery(path: string, query: Record<string, string | number | boolean
   return text ? `${path}?${text}` : path;
 }
 
-/** One job's three namespace components, as both UIs and the Station's routes name them. */
-export interface JobPathKey {
-  scoutId: string;
-  instanceId: string;
-  jobName: string;
-}
-
 /** Accounts, sign-in and automation tokens (both roles). */
 export const accountPaths = {
   login: `${API_ROOTS.session}/login`,
@@ -72,27 +67,26 @@ export const integrationPaths = {
   certificateFile: (filename: string) => under(`${API_ROOTS.certificates}/files`, filename),
 };
 
-function snapshotPath(job: JobPathKey, filename: string): string {
+function snapshotPath(job: JobKey, filename: string): string {
   return under(API_ROOTS.snapshots, job.scoutId, job.instanceId, job.jobName, filename);
 }
 
 /** The Station's `/api`. */
 export const stationPaths = {
   /** `GET`: the whole overview, or one `section` of it. */
-  overview: (section?: 'settings' | 'storage' | 'snapshots') =>
-    withQuery(API_ROOTS.overview, { section }),
+  overview: (section?: 'settings' | 'storage' | 'snapshots') => withQuery(API_ROOTS.overview, { section }),
   settings: API_ROOTS.settings,
   retentionPreview: (query: Record<string, string | number | undefined>) =>
     withQuery(`${API_ROOTS.retention}/preview`, query),
   retentionJobs: `${API_ROOTS.retention}/jobs`,
-  retentionJob: (job: JobPathKey) =>
+  retentionJob: (job: JobKey) =>
     under(`${API_ROOTS.retention}/jobs`, job.scoutId, job.instanceId, job.jobName),
   uploadsPause: `${API_ROOTS.stationUploads}/pause`,
   uploadsResume: `${API_ROOTS.stationUploads}/resume`,
   /** `GET` downloads, `DELETE` deletes. */
   snapshot: snapshotPath,
-  snapshotProtect: (job: JobPathKey, filename: string) => `${snapshotPath(job, filename)}/protect`,
-  snapshotRestore: (job: JobPathKey, filename: string) => `${snapshotPath(job, filename)}/restore`,
+  snapshotProtect: (job: JobKey, filename: string) => `${snapshotPath(job, filename)}/protect`,
+  snapshotRestore: (job: JobKey, filename: string) => `${snapshotPath(job, filename)}/restore`,
   instance: (scoutId: string, instanceId: string, cleanupMissing = false) =>
     withQuery(under(API_ROOTS.instances, scoutId, instanceId), {
       cleanup_missing: cleanupMissing ? true : undefined,
@@ -108,7 +102,7 @@ export const stationPaths = {
   replicationRun: `${API_ROOTS.replication}/run`,
   replicationPulls: `${API_ROOTS.replication}/pulls`,
   replicationSource: `${API_ROOTS.replication}/source`,
-  replicationSourceSnapshot: (job: JobPathKey, filename: string) =>
+  replicationSourceSnapshot: (job: JobKey, filename: string) =>
     under(`${API_ROOTS.replication}/source/snapshots`, job.scoutId, job.instanceId, job.jobName, filename),
 };
 

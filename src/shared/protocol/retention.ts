@@ -24,7 +24,7 @@ export interface RetentionPreviewJob {
   deleted: PreviewSnapshot[];
 }
 
-export interface RetentionPreview {
+export interface RetentionPreviewReply {
   now: string;
   /** The Station's policy the preview ran with (the trial's fields in place when no job was named). */
   policy: RetentionSettingsView;

@@ -88,7 +88,7 @@ export interface Browse {
 }
 
 /** `GET /api/directories/size?relative_path=…`. */
-export interface FolderSize {
+export interface FolderSizeView {
   relative_path: string;
   bytes: number;
   files: number;

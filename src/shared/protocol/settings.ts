@@ -13,10 +13,8 @@ export interface RetentionSettingsView {
   retention_max_uploads_per_hour: number;
 }
 
-/** The Station's settings: retention, the replica's replication settings, and its other numbers. */
-export type StationSettingsView = RetentionSettingsView &
-  ReplicationSettingsView &
-  Record<string, number | string | boolean>;
+/** The Station's settings: retention and (on a replica) replication. */
+export type StationSettingsView = RetentionSettingsView & ReplicationSettingsView;
 
 /** The Scout's settings (an admin's or `manage` token's `GET /api/status` carries them too). */
 export interface ScoutSettingsView {

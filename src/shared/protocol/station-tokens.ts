@@ -7,14 +7,14 @@
 export interface TokenBinding {
   scout_id: string;
   scout_instance_id: string;
-  bound_at: string | null;
+  bound_at: string;
 }
 
 /** A Station token, by its hash (the token itself is shown once, when minted). */
 export interface StationTokenView {
   token_hash: string;
-  created_at: string | null;
-  expires_at: string | null;
+  created_at: string;
+  expires_at: string;
   expired: boolean;
   shared: boolean;
   max_registrations: number;

@@ -1,15 +1,12 @@
 import { useState } from 'preact/hooks';
-import { api, path } from '../api.ts';
+import type { UserList, UserReply } from '../../../src/shared/protocol/accounts.ts';
+import { accountPaths } from '../../../src/shared/protocol/api-paths.ts';
+import { api } from '../api.ts';
 import { ConfirmDialog, Dialog } from '../dialog.tsx';
 import { usePoll } from '../poll.ts';
 import { linkClick } from '../router.ts';
 import { type User, useSession } from '../session.tsx';
 import { Checkbox, ErrorText, Field, Notice, Section, useAction } from '../ui.tsx';
-
-interface UsersReply {
-  users: User[];
-  build?: { version?: string; commit?: string };
-}
 
 const PASSWORD_HINT = 'At least 8 characters. They choose their own password when they first sign in.';
 
@@ -17,7 +14,7 @@ const PASSWORD_HINT = 'At least 8 characters. They choose their own password whe
 export function AccountsPage() {
   const session = useSession();
   const me = session.user;
-  const users = usePoll(() => api.get<UsersReply>('/api/users'), null);
+  const users = usePoll(() => api.get<UserList>(accountPaths.users), null);
   const [editing, setEditing] = useState<User | null>(null);
   const [deleting, setDeleting] = useState<User | null>(null);
   const list = users.data?.users ?? [];
@@ -116,7 +113,7 @@ export function AccountsPage() {
           confirmLabel="Delete account"
           onClose={() => setDeleting(null)}
           onConfirm={async () => {
-            await api.delete(path('/api/users', deleting.id));
+            await api.delete(accountPaths.user(deleting.id));
             await users.reload();
           }}
         >
@@ -145,7 +142,7 @@ function CreateAccount({ onCreated }: { onCreated: () => void }) {
           event.preventDefault();
           setCreated(null);
           const reply = await action.run(() =>
-            api.post<{ user: User }>('/api/users', { username, password, is_admin: isAdmin }),
+            api.post<UserReply>(accountPaths.users, { username, password, is_admin: isAdmin }),
           );
           if (!reply) return;
           setCreated(reply.user.username);
@@ -223,7 +220,7 @@ function EditAccount({
           if (me.is_admin && isAdmin !== account.is_admin) patch.is_admin = isAdmin;
           if (Object.keys(patch).length === 0) return onClose();
           const saved = await action.run(async () => {
-            await api.put(path('/api/users', account.id), patch);
+            await api.put(accountPaths.user(account.id), patch);
             return true;
           });
           if (!saved) return;

@@ -1,5 +1,11 @@
 import { useState } from 'preact/hooks';
-import { api, path } from '../api.ts';
+import { integrationPaths } from '../../../src/shared/protocol/api-paths.ts';
+import type {
+  CertificateList,
+  CertificateView,
+  FileSaved,
+} from '../../../src/shared/protocol/integrations.ts';
+import { api } from '../api.ts';
 import { ConfirmDialog } from '../dialog.tsx';
 import { localTime } from '../format.ts';
 import { usePoll } from '../poll.ts';
@@ -7,25 +13,11 @@ import { ErrorText, Field, Notice, Section, Time, useAction } from '../ui.tsx';
 import { AdminOnlyNote, FileField, TextArea } from './fields.tsx';
 import { postFile } from './upload.ts';
 
-interface CertificateInfo {
-  subject: string;
-  issuer: string;
-  valid_from: string;
-  expires_at: string;
-  expired: boolean;
-  fingerprint_sha256: string;
-}
-
-interface CertificateFile {
-  filename: string;
-  certificates: CertificateInfo[];
-}
-
 const SOON_MS = 30 * 24 * 3600 * 1000;
 
 /** Private CA certificates trusted for outgoing TLS (a Station or ntfy server with its own CA). */
 export function CertificatesSection({ isAdmin }: { isAdmin: boolean }) {
-  const loaded = usePoll(() => api.get<{ certificates: CertificateFile[] }>('/api/certificates'), null);
+  const loaded = usePoll(() => api.get<CertificateList>(integrationPaths.certificates), null);
   const [deleting, setDeleting] = useState<string | null>(null);
   const files = loaded.data?.certificates ?? [];
   return (
@@ -93,7 +85,7 @@ export function CertificatesSection({ isAdmin }: { isAdmin: boolean }) {
           confirmLabel="Delete certificate"
           onClose={() => setDeleting(null)}
           onConfirm={async () => {
-            await api.delete(path('/api/certificates/files', deleting));
+            await api.delete(integrationPaths.certificateFile(deleting));
             await loaded.reload();
           }}
         >
@@ -107,7 +99,7 @@ export function CertificatesSection({ isAdmin }: { isAdmin: boolean }) {
   );
 }
 
-function Expiry({ cert }: { cert: CertificateInfo }) {
+function Expiry({ cert }: { cert: CertificateView }) {
   const left = new Date(cert.expires_at).getTime() - Date.now();
   return (
     <>
@@ -145,7 +137,7 @@ function UploadCertificate({ reload }: { reload: () => Promise<void> }) {
           name = filename.trim();
         }
         const reply = await action.run(() =>
-          postFile<{ filename: string }>('/api/certificates/files', 'certificate_file', blob, name),
+          postFile<FileSaved>(integrationPaths.certificateFiles, 'certificate_file', blob, name),
         );
         if (!reply) return;
         setUploaded(reply.filename);

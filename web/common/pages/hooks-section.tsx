@@ -1,19 +1,18 @@
 import { useState } from 'preact/hooks';
-import { api, path } from '../api.ts';
+import { integrationPaths } from '../../../src/shared/protocol/api-paths.ts';
+import type {
+  FileSaved,
+  HookFileReply,
+  HooksReply,
+  StoredFileView,
+} from '../../../src/shared/protocol/integrations.ts';
+import { api } from '../api.ts';
 import { ConfirmDialog, Dialog } from '../dialog.tsx';
 import { formatBytes } from '../format.ts';
 import { usePoll } from '../poll.ts';
 import { ErrorText, Notice, Section, Time, useAction } from '../ui.tsx';
 import { AdminOnlyNote, FileField, TextArea } from './fields.tsx';
 import { postFile } from './upload.ts';
-
-interface StoredFile {
-  filename: string;
-  size: number;
-  modified_at: string;
-}
-
-type HooksReply = Record<string, string> & { files: StoredFile[] };
 
 /** The Station calls its commands pre_command/post_command, a Scout hook_pre_command/hook_post_command. */
 const COMMANDS: Record<string, { label: string; hint: string }> = {
@@ -37,7 +36,7 @@ const COMMANDS: Record<string, { label: string; hint: string }> = {
 
 /** Hook commands and the hook files they can call. */
 export function HooksSection({ isAdmin }: { isAdmin: boolean }) {
-  const loaded = usePoll(() => api.get<HooksReply>('/api/hooks'), null);
+  const loaded = usePoll(() => api.get<HooksReply>(integrationPaths.hooks), null);
   return (
     <Section title="Hooks">
       <p class="muted">
@@ -75,7 +74,7 @@ function HookCommands({ data, isAdmin }: { data: HooksReply; isAdmin: boolean })
       onSubmit={async (event) => {
         event.preventDefault();
         setSaved(false);
-        const reply = await action.run(() => api.post<Record<string, string>>('/api/hooks', form));
+        const reply = await action.run(() => api.post<Record<string, string>>(integrationPaths.hooks, form));
         if (!reply) return;
         setForm({ ...form, ...reply });
         setSaved(true);
@@ -115,7 +114,7 @@ function HookFiles({
   mayRead,
   reload,
 }: {
-  files: StoredFile[];
+  files: StoredFileView[];
   isAdmin: boolean;
   mayRead: boolean;
   reload: () => Promise<void>;
@@ -193,7 +192,7 @@ function HookFiles({
             if (!file) return upload.setError('Choose a file to upload first.');
             const chosen = file;
             const reply = await upload.run(() =>
-              postFile<{ filename: string }>('/api/hooks/files', 'hook_file', chosen, chosen.name),
+              postFile<FileSaved>(integrationPaths.hookFiles, 'hook_file', chosen, chosen.name),
             );
             if (!reply) return;
             setUploaded(reply.filename);
@@ -222,7 +221,7 @@ function HookFiles({
           confirmLabel="Delete hook file"
           onClose={() => setDeleting(null)}
           onConfirm={async () => {
-            await api.delete(path('/api/hooks/files', deleting));
+            await api.delete(integrationPaths.hookFile(deleting));
             setUploaded(null);
             await reload();
           }}
@@ -238,10 +237,7 @@ function HookFiles({
 }
 
 function ViewHookFile({ filename, onClose }: { filename: string; onClose: () => void }) {
-  const file = usePoll(
-    () => api.get<{ filename: string; content: string }>(path('/api/hooks/files', filename)),
-    null,
-  );
+  const file = usePoll(() => api.get<HookFileReply>(integrationPaths.hookFile(filename)), null);
   return (
     <Dialog title={filename} onClose={onClose}>
       <ErrorText error={file.error} />

@@ -1,21 +1,15 @@
 import { useEffect, useState } from 'preact/hooks';
+import { integrationPaths } from '../../../src/shared/protocol/api-paths.ts';
+import type {
+  NtfyReply,
+  NtfySettingsView,
+  NtfyTestReply,
+} from '../../../src/shared/protocol/integrations.ts';
+import type { SettingsReply } from '../../../src/shared/protocol/settings.ts';
 import { api } from '../api.ts';
 import { usePoll } from '../poll.ts';
 import { ErrorText, Field, Notice, Section, useAction } from '../ui.tsx';
 import { AdminOnlyNote, TextArea } from './fields.tsx';
-
-type NtfySettings = Record<string, string>;
-
-interface NtfyReply {
-  settings: NtfySettings;
-  default_template: string;
-}
-
-interface TestReply {
-  status: 'sent' | 'failed';
-  http_status: number | null;
-  detail: string;
-}
 
 /** The Station's filters; a Scout's settings have none of these fields. */
 const FILTERS = [
@@ -38,10 +32,10 @@ const FILTERS = [
 
 /** ntfy push notifications: server, topic, message template (and the Station's filters), test send. */
 export function NotificationsSection({ isAdmin }: { isAdmin: boolean }) {
-  const loaded = usePoll(() => api.get<NtfyReply>('/api/ntfy'), null);
-  const [form, setForm] = useState<NtfySettings | null>(null);
+  const loaded = usePoll(() => api.get<NtfyReply>(integrationPaths.ntfy), null);
+  const [form, setForm] = useState<NtfySettingsView | null>(null);
   const [saved, setSaved] = useState(false);
-  const [outcome, setOutcome] = useState<TestReply | null>(null);
+  const [outcome, setOutcome] = useState<NtfyTestReply | null>(null);
   const save = useAction();
   const test = useAction();
   useEffect(() => {
@@ -70,7 +64,9 @@ export function NotificationsSection({ isAdmin }: { isAdmin: boolean }) {
             event.preventDefault();
             setSaved(false);
             setOutcome(null);
-            const reply = await save.run(() => api.post<{ settings: NtfySettings }>('/api/ntfy', form));
+            const reply = await save.run(() =>
+              api.post<SettingsReply<NtfySettingsView>>(integrationPaths.ntfy, form),
+            );
             if (!reply) return;
             setForm({ ...reply.settings });
             setSaved(true);
@@ -138,7 +134,9 @@ export function NotificationsSection({ isAdmin }: { isAdmin: boolean }) {
                 disabled={test.busy}
                 onClick={async () => {
                   setOutcome(null);
-                  const reply = await test.run(() => api.post<TestReply>('/api/ntfy/test', form));
+                  const reply = await test.run(() =>
+                    api.post<NtfyTestReply>(integrationPaths.ntfyTest, form),
+                  );
                   if (reply) setOutcome(reply);
                 }}
               >

@@ -1,5 +1,11 @@
 import { useState } from 'preact/hooks';
-import { api, path } from '../api.ts';
+import type {
+  AutomationTokenList,
+  AutomationTokenView,
+  CreatedAutomationToken,
+} from '../../../src/shared/protocol/accounts.ts';
+import { accountPaths } from '../../../src/shared/protocol/api-paths.ts';
+import { api } from '../api.ts';
 import { ConfirmDialog } from '../dialog.tsx';
 import { localTime } from '../format.ts';
 import { usePoll } from '../poll.ts';
@@ -21,20 +27,10 @@ export interface ExtraScope {
   text: string;
 }
 
-interface TokenMeta {
-  id: string;
-  name: string;
-  scopes: string[];
-  created_at: string;
-  expires_at: string;
-  last_used_at: string | null;
-  expired: boolean;
-}
-
 /** Automation tokens of the signed-in admin: create (secret shown once), list, revoke. */
 export function TokensPage({ extraScopes = [] }: { extraScopes?: ExtraScope[] }) {
-  const tokens = usePoll(() => api.get<{ tokens: TokenMeta[] }>('/api/automation-tokens'), null);
-  const [revoking, setRevoking] = useState<TokenMeta | null>(null);
+  const tokens = usePoll(() => api.get<AutomationTokenList>(accountPaths.automationTokens), null);
+  const [revoking, setRevoking] = useState<AutomationTokenView | null>(null);
   const list = tokens.data?.tokens ?? [];
   return (
     <>
@@ -113,7 +109,7 @@ export function TokensPage({ extraScopes = [] }: { extraScopes?: ExtraScope[] })
           confirmLabel="Revoke token"
           onClose={() => setRevoking(null)}
           onConfirm={async () => {
-            await api.delete(path('/api/automation-tokens', revoking.id));
+            await api.delete(accountPaths.automationToken(revoking.id));
             await tokens.reload();
           }}
         >
@@ -147,7 +143,7 @@ function CreateToken({ scopes: choices, onCreated }: { scopes: ExtraScope[]; onC
           };
           if (ttl.trim() !== '') body.ttl_days = Number(ttl);
           const reply = await action.run(() =>
-            api.post<{ token: string; automation_token: TokenMeta }>('/api/automation-tokens', body),
+            api.post<CreatedAutomationToken>(accountPaths.automationTokens, body),
           );
           if (!reply) return;
           setCreated({ name: reply.automation_token.name, token: reply.token });
