@@ -7,6 +7,7 @@ import { uploadPauseRoutes } from '../core/http/routes/upload-pause.ts';
 import { webUiRoutes } from '../core/http/web/web-ui.ts';
 import { logger } from '../core/log.ts';
 import type { RunningRole } from '../core/server.ts';
+import { API_ROOTS } from '../shared/protocol/api-paths.ts';
 import { openScoutStorage } from './db/open.ts';
 import { directoryRoutes } from './routes/directories.ts';
 import { drillRoutes } from './routes/drills.ts';
@@ -31,14 +32,14 @@ export async function startScout(config: ScoutConfig): Promise<RunningRole> {
     app.route('/api', integrationRoutes(scout.integrations));
     app.route('/', statusRoutes(scout));
     app.route('/', metricsRoutes(createScoutMetrics({ states: scout.states, runner: scout.runner })));
-    app.route('/api/uploads', uploadPauseRoutes(scout.uploads));
+    app.route(API_ROOTS.scoutUploads, uploadPauseRoutes(scout.uploads));
     app.route(
-      '/api/directories',
+      API_ROOTS.directories,
       directoryRoutes(scout, createJobAdmin({ catalog: scout.catalog, states: scout.states })),
     );
-    app.route('/api/encryption-key', encryptionKeyRoutes(scout));
-    app.route('/api/recovery', recoveryRoutes(scout.restores));
-    app.route('/api/drills', drillRoutes(scout.drills));
+    app.route(API_ROOTS.encryptionKey, encryptionKeyRoutes(scout));
+    app.route(API_ROOTS.recovery, recoveryRoutes(scout.restores));
+    app.route(API_ROOTS.drills, drillRoutes(scout.drills));
     app.route('/', restoreRequestRoutes(scout.decisions));
     app.route('/', webUiRoutes('scout'));
     await scout.states.markInterrupted();

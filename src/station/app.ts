@@ -7,6 +7,7 @@ import { uploadPauseRoutes } from '../core/http/routes/upload-pause.ts';
 import { webUiRoutes } from '../core/http/web/web-ui.ts';
 import { logger } from '../core/log.ts';
 import type { RunningRole } from '../core/server.ts';
+import { API_ROOTS } from '../shared/protocol/api-paths.ts';
 import { BACKUP_ROOTS } from '../shared/protocol/paths.ts';
 import { openStationDatabase } from './db/open.ts';
 import { replicationMetrics } from './replication/replication-metrics.ts';
@@ -35,7 +36,8 @@ const SWEEP_EVERY_MS = 60 * 60 * 1000;
 /** Downloads (an operator's, a replica's) are not counted by the general API rate limit. */
 const isDownload = (method: string, path: string) =>
   method === 'GET' &&
-  (path.startsWith('/api/snapshots/') || path.startsWith('/api/replication/source/snapshots/'));
+  (path.startsWith(`${API_ROOTS.snapshots}/`) ||
+    path.startsWith(`${API_ROOTS.replication}/source/snapshots/`));
 
 export async function startStation(config: StationConfig): Promise<RunningRole> {
   const storage = await openStationDatabase(config);
@@ -89,10 +91,10 @@ export async function startStation(config: StationConfig): Promise<RunningRole> 
     app.route('/api', snapshotRoutes(station));
     app.route('/api', verifyRoutes(station));
     app.route('/api', retentionRoutes(station));
-    app.route('/api/admin/uploads', uploadPauseRoutes(station.acceptance));
-    app.route('/api/credentials', stationTokenRoutes(station));
-    app.route('/api/replication', replicationSourceRoutes(station, station.replicationPulls));
-    app.route('/api/replication', replicationRoutes(station));
+    app.route(API_ROOTS.stationUploads, uploadPauseRoutes(station.acceptance));
+    app.route(API_ROOTS.stationTokens, stationTokenRoutes(station));
+    app.route(API_ROOTS.replication, replicationSourceRoutes(station, station.replicationPulls));
+    app.route(API_ROOTS.replication, replicationRoutes(station));
     app.route(BACKUP_ROOTS.uploads, uploadRoutes(station));
     app.route(BACKUP_ROOTS.recovery, recoveryRoutes(station));
     app.route(BACKUP_ROOTS.drills, drillRoutes(station));

@@ -6,8 +6,8 @@ import type {
   OperationReply,
   ScoutStatus,
   StationContactView,
-  UploadPauseReply,
 } from '../../src/shared/protocol/scout-status.ts';
+import type { UploadPauseReply } from '../../src/shared/protocol/settings.ts';
 import { api } from '../common/api.ts';
 import { localTime } from '../common/format.ts';
 import { usePoll } from '../common/poll.ts';

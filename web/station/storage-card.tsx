@@ -1,7 +1,7 @@
 /** The Station's disk, what it holds, its upload limit, and whether uploads are accepted. */
 import { stationPaths } from '../../src/shared/protocol/api-paths.ts';
 import type { OverviewStorage } from '../../src/shared/protocol/overview.ts';
-import type { UploadPauseReply } from '../../src/shared/protocol/scout-status.ts';
+import type { UploadPauseReply } from '../../src/shared/protocol/settings.ts';
 import { api } from '../common/api.ts';
 import { formatBytes } from '../common/format.ts';
 import { ErrorText, Section, useAction } from '../common/ui.tsx';

@@ -1,4 +1,5 @@
 import { and, desc, eq } from 'drizzle-orm';
+import type { AutomationTokenView, CreatedAutomationToken } from '../../shared/protocol/accounts.ts';
 import { clock, DAY_MS } from '../clock.ts';
 import type { CoreDb, CoreTables } from '../db/core-db.ts';
 import { notFound, unauthorized } from '../errors.ts';
@@ -8,24 +9,27 @@ import type { Scope, TokenRow, UserRow } from './types.ts';
 export const TOKEN_PREFIX = 'bkd_at_';
 export const DEFAULT_TOKEN_TTL_DAYS = 90;
 
-const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
+const iso = (ms: number) => new Date(ms).toISOString();
 
 /** A token's metadata as the API shows it; never the secret. */
-export function tokenMetadata(row: TokenRow) {
+export function tokenMetadata(row: TokenRow): AutomationTokenView {
   return {
     id: row.id,
     name: row.name,
     scopes: row.scopes.split(',') as Scope[],
     created_at: iso(row.createdAt),
     expires_at: iso(row.expiresAt),
-    last_used_at: iso(row.lastUsedAt),
+    last_used_at: row.lastUsedAt === null ? null : iso(row.lastUsedAt),
     expired: row.expiresAt <= clock.now(),
   };
 }
 
 export function createAutomationTokens(db: CoreDb, { users, automationTokens }: CoreTables) {
   return {
-    async create(owner: UserRow, input: { name: string; scopes: Scope[]; ttl_days?: number }) {
+    async create(
+      owner: UserRow,
+      input: { name: string; scopes: Scope[]; ttl_days?: number },
+    ): Promise<CreatedAutomationToken> {
       const token = newSecret(TOKEN_PREFIX);
       const now = clock.now();
       const [row] = await db

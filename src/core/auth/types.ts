@@ -1,3 +1,7 @@
+import type { PublicUser } from '../../shared/protocol/accounts.ts';
+
+export type { PublicUser };
+
 export const SCOPES = ['read', 'backup', 'restore', 'manage', 'replicate'] as const;
 export type Scope = (typeof SCOPES)[number];
 
@@ -18,14 +22,6 @@ export interface UserRow {
   isAdmin: boolean;
   mustChangePassword: boolean;
   createdAt: number;
-}
-
-/** A user record as the API shows it. */
-export interface PublicUser {
-  id: string;
-  username: string;
-  is_admin: boolean;
-  must_change_password: boolean;
 }
 
 export function publicUser(user: UserRow): PublicUser {

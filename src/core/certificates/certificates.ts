@@ -67,12 +67,12 @@ export function createCertificates(files: FileFolder) {
       parseCaPem(content.toString('utf8'));
       await files.write(filename, content);
       await apply();
-      return { status: 'saved', filename };
+      return { status: 'saved' as const, filename };
     },
     async remove(filename: string) {
       await files.remove(filename);
       await apply();
-      return { status: 'deleted', filename };
+      return { status: 'deleted' as const, filename };
     },
   };
 }

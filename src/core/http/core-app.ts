@@ -1,4 +1,5 @@
 import { Hono, type MiddlewareHandler } from 'hono';
+import { API_ROOTS } from '../../shared/protocol/api-paths.ts';
 import type { Core } from '../core.ts';
 import { authenticate } from './access.ts';
 import type { AppEnv } from './app-env.ts';
@@ -49,8 +50,8 @@ export function createCoreApp(core: Core, options: CoreAppOptions = {}): Hono<Ap
   app.use('/api/*', sameOriginWrites());
   app.use('/api/*', authenticate());
   for (const guard of options.afterAuthentication ?? []) app.use('/api/*', guard);
-  app.route('/api/session', sessionRoutes());
-  app.route('/api/users', userRoutes());
-  app.route('/api/automation-tokens', automationTokenRoutes());
+  app.route(API_ROOTS.session, sessionRoutes());
+  app.route(API_ROOTS.users, userRoutes());
+  app.route(API_ROOTS.automationTokens, automationTokenRoutes());
   return app;
 }

@@ -3,24 +3,17 @@
 import { parseDocument, stringify } from 'yaml';
 import { z } from 'zod';
 import { isNamespaceComponent, NAMESPACE_RULE } from '../../shared/namespace.ts';
+import {
+  CHANGE_DETECTIONS,
+  type ChangeDetection,
+  type JobConfigView,
+} from '../../shared/protocol/scout-jobs.ts';
 
 export const MARKER = '.upload_dir';
 
-/**
- * What makes a job "changed": `sizes` (the default: paths, sizes and empty folders, as
- * docs/archive-format.md defines the job fingerprint) or `mtimes` (modification times count too, so a same-size edit is backed up).
- */
-export const CHANGE_DETECTIONS = ['sizes', 'mtimes'] as const;
-export type ChangeDetection = (typeof CHANGE_DETECTIONS)[number];
-
-export interface JobConfig {
-  job_name: string;
-  include_hidden: boolean;
-  follow_symlinks: boolean;
-  exclude: string[];
-  /** Always set by parseMarker; absent (= `sizes`) in configurations built by hand. */
-  change_detection?: ChangeDetection;
-}
+export { CHANGE_DETECTIONS, type ChangeDetection };
+/** A marker's configuration: what `/api/directories` answers as a job's `config`. */
+export type JobConfig = JobConfigView;
 
 const KEYS = ['job_name', 'include_hidden', 'follow_symlinks', 'exclude', 'change_detection'] as const;
 const MAX_PATTERNS = 10_000;

@@ -4,6 +4,7 @@ import { logger } from '../../core/log.ts';
 import type { Notifier } from '../../core/notify/ntfy.ts';
 import { isNamespaceComponent, NAMESPACE_RULE } from '../../shared/namespace.ts';
 import type { RequestReport, RestoreRequestView } from '../../shared/protocol/recovery.ts';
+import type { RestoreDecided } from '../../shared/protocol/restore-requests.ts';
 import { parseScoutKey, type ScoutKey } from '../archive/x25519.ts';
 import type { KeyStore } from '../keys/key-store.ts';
 import type { Runner } from '../schedule/runner.ts';
@@ -85,7 +86,7 @@ export function createRequestDecisions(deps: {
       decision: 'accept' | 'reject';
       relative_path?: string;
       encryption_key?: string;
-    }) {
+    }): Promise<RestoreDecided> {
       const request = (await list()).find((r) => r.id === input.id);
       if (!request) throw notFound(`no restore request ${input.id} for this Scout`);
       if (request.status === 'expired')

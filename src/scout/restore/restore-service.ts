@@ -12,6 +12,12 @@ import {
   type RestoreProblemView,
   type SnapshotChoice,
 } from '../../shared/protocol/recovery.ts';
+import type {
+  AlreadyRunning,
+  JobSnapshotList,
+  RestoreOutcome,
+  RestorePreview,
+} from '../../shared/protocol/scout-recovery.ts';
 import type { ScoutKey } from '../archive/x25519.ts';
 import type { KeyStore } from '../keys/key-store.ts';
 import type { OperationContext, Runner } from '../schedule/runner.ts';
@@ -198,7 +204,7 @@ export function createRestores(deps: {
 
   return {
     /** The job's snapshots on the Station, newest first (asks the Station each time). */
-    async snapshots(relativePath: string): Promise<{ job_name: string; snapshots: ListedSnapshot[] }> {
+    async snapshots(relativePath: string): Promise<JobSnapshotList> {
       const { jobName } = await jobAt(relativePath);
       const client = await station();
       try {
@@ -207,7 +213,10 @@ export function createRestores(deps: {
         throw restoreFailure(error);
       }
     },
-    async preview(relativePath: string, choice: RestoreChoice = {}) {
+    async preview(
+      relativePath: string,
+      choice: RestoreChoice = {},
+    ): Promise<RestorePreview | AlreadyRunning> {
       const outcome = await run(relativePath, choice, true);
       if (outcome.status === 'already_running') return { status: 'already_running' };
       const { snapshot, plan } = outcome.result;
@@ -223,7 +232,10 @@ export function createRestores(deps: {
         ...problemsAnswer(plan),
       };
     },
-    async restore(relativePath: string, choice: RestoreChoice = {}) {
+    async restore(
+      relativePath: string,
+      choice: RestoreChoice = {},
+    ): Promise<RestoreOutcome | AlreadyRunning> {
       const outcome = await run(relativePath, choice, false);
       if (outcome.status === 'already_running') return { status: 'already_running' };
       const { snapshot, plan, dest } = outcome.result;

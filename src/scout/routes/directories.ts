@@ -5,6 +5,7 @@ import { badRequest } from '../../core/errors.ts';
 import { adminOnly, signedIn } from '../../core/http/access.ts';
 import type { AppEnv } from '../../core/http/app-env.ts';
 import { readJson, readQuery } from '../../core/http/json-body.ts';
+import type { OperationReply } from '../../shared/protocol/scout-status.ts';
 import { JobConfigInput } from '../jobs/marker.ts';
 import type { JobAdmin } from '../services/job-admin.ts';
 import type { ScoutServices } from '../services.ts';
@@ -57,13 +58,13 @@ export function directoryRoutes(scout: ScoutServices, jobs: JobAdmin) {
   // One job's "Back up now": a run-now cycle of that job alone (unchanged files stay unchanged).
   app.post('/run-now', signedIn('backup'), async (c) => {
     const { job } = await validJob(c);
-    return c.json({ status: scout.scheduler.runNow(job) });
+    return c.json({ status: scout.scheduler.runNow(job) } satisfies OperationReply);
   });
 
   app.post('/force-send', adminOnly('backup'), async (c) => {
     const { job, jobName } = await validJob(c);
     const status = scout.runner.start('force_send', jobName, (ctx) => scout.backup.forceSend(job, ctx));
-    return c.json({ status });
+    return c.json({ status } satisfies OperationReply);
   });
 
   app.post('/clear-staged', adminOnly('manage'), async (c) => {

@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { signedIn } from '../../core/http/access.ts';
 import type { AppEnv } from '../../core/http/app-env.ts';
 import { readJson } from '../../core/http/json-body.ts';
+import type { OperationReply } from '../../shared/protocol/scout-status.ts';
 import type { Drills } from '../drill/drills.ts';
 
 const RunBody = z.strictObject({
@@ -16,7 +17,7 @@ export function drillRoutes(drills: Drills) {
   const app = new Hono<AppEnv>();
   app.post('/run', signedIn('restore'), async (c) => {
     const body = await readJson(c, RunBody);
-    return c.json({ status: await drills.start(body.relative_path) });
+    return c.json({ status: await drills.start(body.relative_path) } satisfies OperationReply);
   });
   return app;
 }

@@ -4,10 +4,11 @@ import { conflict } from '../../core/errors.ts';
 import { adminOnly } from '../../core/http/access.ts';
 import type { AppEnv } from '../../core/http/app-env.ts';
 import { readJson } from '../../core/http/json-body.ts';
+import type { KeyConfirmed, RotatedKey, ScoutKeyView } from '../../shared/protocol/scout-recovery.ts';
 import type { ScoutKey } from '../archive/x25519.ts';
 import type { ScoutServices } from '../services.ts';
 
-const keyView = (key: ScoutKey) => ({
+const keyView = (key: ScoutKey): ScoutKeyView => ({
   fingerprint: key.fingerprint,
   key_base64: key.keyBase64,
   age_identity: key.ageIdentity,
@@ -35,14 +36,14 @@ export function encryptionKeyRoutes(scout: ScoutServices) {
   /** "I have a copy": the fingerprint of the key file someone keeps, checked against the key. */
   app.post('/confirm', async (c) => {
     const { fingerprint } = await readJson(c, ConfirmBody);
-    return c.json({ key_saved_at: await scout.keySaved.confirm(fingerprint) });
+    return c.json({ key_saved_at: await scout.keySaved.confirm(fingerprint) } satisfies KeyConfirmed);
   });
 
   app.post('/rotate', (c) => {
     if (scout.runner.busy())
       throw conflict('an operation is running; wait for it to end (or cancel it), then rotate');
     const key = keyView(scout.keys.rotate());
-    return c.json({ new_fingerprint: key.fingerprint, ...key });
+    return c.json({ new_fingerprint: key.fingerprint, ...key } satisfies RotatedKey);
   });
 
   return app;

@@ -3,6 +3,8 @@ import { clock } from '../../core/clock.ts';
 import { adminOnly, maySeeSettings, signedIn } from '../../core/http/access.ts';
 import type { AppEnv } from '../../core/http/app-env.ts';
 import { readJson } from '../../core/http/json-body.ts';
+import type { OperationReply, ScoutStatus, StationContactView } from '../../shared/protocol/scout-status.ts';
+import type { ScoutSettingsView, SettingsReply } from '../../shared/protocol/settings.ts';
 import { ScoutSettingsInput } from '../services/scout-settings.ts';
 import { stationContact } from '../services/station-contact.ts';
 import type { ScoutServices } from '../services.ts';
@@ -14,7 +16,7 @@ type Settings = Awaited<ReturnType<ScoutServices['settings']['read']>>;
 const isConfigured = (s: Settings) => Boolean(s.station_url && s.scout_credential);
 
 /** `station` of GET /api/status: what the Scout itself last saw of its Station. */
-const stationStatus = (settings: Settings) => ({
+const stationStatus = (settings: Settings): StationContactView => ({
   configured: isConfigured(settings),
   ...stationContact.view(),
 });
@@ -40,11 +42,11 @@ export function statusRoutes(scout: ScoutServices) {
       run_now_requested: scout.scheduler.runNowRequested(),
       scheduler: scout.scheduler.view(),
       operation: scout.runner.current(),
-    });
+    } satisfies ScoutStatus);
   });
 
   app.get('/api/settings', adminOnly('manage'), async (c) =>
-    c.json({ settings: await scout.settings.read() }),
+    c.json({ settings: await scout.settings.read() } satisfies SettingsReply<ScoutSettingsView>),
   );
 
   app.post('/api/settings', adminOnly('manage'), async (c) => {
@@ -62,7 +64,7 @@ export function statusRoutes(scout: ScoutServices) {
       stationContact.reset(settings.station_url);
       void checkStation(true);
     }
-    return c.json({ settings });
+    return c.json({ settings } satisfies SettingsReply<ScoutSettingsView>);
   });
 
   /**
@@ -89,9 +91,13 @@ export function statusRoutes(scout: ScoutServices) {
     return c.json(stationStatus(settings));
   });
 
-  app.post('/api/run-now', signedIn('backup'), (c) => c.json({ status: scout.scheduler.runNow() }));
+  app.post('/api/run-now', signedIn('backup'), (c) =>
+    c.json({ status: scout.scheduler.runNow() } satisfies OperationReply),
+  );
 
-  app.post('/api/cancel-operation', adminOnly('backup'), (c) => c.json({ status: scout.runner.cancel() }));
+  app.post('/api/cancel-operation', adminOnly('backup'), (c) =>
+    c.json({ status: scout.runner.cancel() } satisfies OperationReply),
+  );
 
   return app;
 }

@@ -1,6 +1,15 @@
 import { readdir, rm, stat } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import { badRequest, conflict, notFound } from '../../core/errors.ts';
+import type {
+  Browse,
+  BrowseEntry,
+  ChildFolderList,
+  DirectoryList,
+  DirectorySaved,
+  DirectoryView,
+  FolderSizeView,
+} from '../../shared/protocol/scout-jobs.ts';
 import type { DiscoveredJob } from '../jobs/discovery.ts';
 import { createExcluder } from '../jobs/exclude.ts';
 import { type JobConfig, MARKER, parseMarker, serializeMarker } from '../jobs/marker.ts';
@@ -26,7 +35,7 @@ export function createJobAdmin(deps: { catalog: JobCatalog; states: JobStates })
     return absolute;
   }
 
-  async function directoryView(job: DiscoveredJob) {
+  async function directoryView(job: DiscoveredJob): Promise<DirectoryView> {
     return {
       relative_path: job.relative_path,
       config: job.config,
@@ -45,7 +54,7 @@ export function createJobAdmin(deps: { catalog: JobCatalog; states: JobStates })
   return {
     requireJob,
 
-    async list() {
+    async list(): Promise<DirectoryList> {
       const { jobs, discovering } = catalog.snapshot();
       const all = await states.all();
       return {
@@ -59,7 +68,7 @@ export function createJobAdmin(deps: { catalog: JobCatalog; states: JobStates })
       };
     },
 
-    async children(relativePath: string) {
+    async children(relativePath: string): Promise<ChildFolderList> {
       const absolute = await folder(relativePath);
       const entries = await readdir(absolute, { withFileTypes: true });
       const jobs = new Set(catalog.snapshot().jobs.map((j) => j.relative_path));
@@ -71,11 +80,11 @@ export function createJobAdmin(deps: { catalog: JobCatalog; states: JobStates })
       return { relative_path: relativePath, directories };
     },
 
-    async browse(relativePath: string) {
+    async browse(relativePath: string): Promise<Browse> {
       const absolute = await folder(relativePath);
       const job = await catalog.containing(relativePath);
       const excluder = job?.config ? createExcluder(job.config.exclude, job.config.include_hidden) : null;
-      const entries = [];
+      const entries: BrowseEntry[] = [];
       for (const entry of await readdir(absolute, { withFileTypes: true })) {
         const rel = toRelative(scanRoot, join(absolute, entry.name));
         const isDir = entry.isDirectory();
@@ -95,13 +104,13 @@ export function createJobAdmin(deps: { catalog: JobCatalog; states: JobStates })
       return { relative_path: relativePath, job: job?.relative_path ?? null, entries };
     },
 
-    async size(relativePath: string) {
+    async size(relativePath: string): Promise<FolderSizeView> {
       const { bytes, files } = await folderSize(await folder(relativePath));
       return { relative_path: relativePath, bytes, files };
     },
 
     /** Creates or rewrites the folder's marker; the answer carries `config_error` when the job is not valid. */
-    async save(relativePath: string, config: Partial<JobConfig>) {
+    async save(relativePath: string, config: Partial<JobConfig>): Promise<DirectorySaved> {
       const absolute = await folder(relativePath);
       const others = (await catalog.refresh()).filter((j) => j.relative_path !== relativePath);
       const inside = (parent: string, child: string) => parent === '.' || child.startsWith(`${parent}/`);

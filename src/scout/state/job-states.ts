@@ -1,26 +1,27 @@
 import { eq } from 'drizzle-orm';
 import type { DrillOutcome } from '../../shared/protocol/drills.ts';
+import type { ErrorCode } from '../../shared/protocol/error-codes.ts';
+import type { JobStateView, LastStatus } from '../../shared/protocol/scout-jobs.ts';
 import { parseSnapshotName } from '../../shared/protocol/snapshot-names.ts';
 import type { ScoutDb } from '../db/open.ts';
 import { jobStates } from '../db/scout-tables.ts';
 import type { SkippedSummary } from '../jobs/skipped.ts';
 import type { StagedArchive } from '../upload/uploader.ts';
 
-export type { DrillOutcome };
+export type { DrillOutcome, LastStatus };
 
-export type LastStatus = 'never_run' | 'running' | 'uploaded' | 'unchanged' | 'failed' | 'cancelled';
 type Row = typeof jobStates.$inferSelect;
 
 const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
 const snapshotTime = (name: string | null) => iso(name ? (parseSnapshotName(name)?.takenAt ?? null) : null);
 
 /** A job's `state` as the API shows it. */
-export function stateView(row: Row | undefined) {
+export function stateView(row: Row | undefined): JobStateView {
   return {
     last_status: (row?.lastStatus ?? 'never_run') as LastStatus,
     last_error: row?.lastError ?? null,
-    /** The stable code of last_error, for badges (src/shared/protocol/error-codes.ts). */
-    last_error_code: row?.lastErrorCode ?? null,
+    /** The stable code of last_error, for badges; the column is written only from ErrorCode values. */
+    last_error_code: (row?.lastErrorCode ?? null) as ErrorCode | null,
     last_attempt_at: iso(row?.lastAttemptAt ?? null),
     last_success_at: iso(row?.lastSuccessAt ?? null),
     last_stored_as: row?.lastStoredAs ?? null,

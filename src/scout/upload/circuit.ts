@@ -1,4 +1,5 @@
 import { clock } from '../../core/clock.ts';
+import type { UploadCircuitView } from '../../shared/protocol/scout-status.ts';
 
 export const OPEN_AFTER_FAILED_CYCLES = 3;
 export const OPEN_FOR_MS = 15 * 60 * 1000;
@@ -12,7 +13,7 @@ export function createCircuit() {
   let failures = 0;
   let openedAt: number | null = null;
   return {
-    view() {
+    view(): UploadCircuitView {
       const retryAt = openedAt === null ? null : openedAt + OPEN_FOR_MS;
       const state = retryAt === null ? 'closed' : clock.now() < retryAt ? 'open' : 'half_open';
       return {

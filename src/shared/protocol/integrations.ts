@@ -23,11 +23,16 @@ export interface StoredFileView {
   modified_at: string;
 }
 
-/**
- * `GET /api/hooks`: the hook commands by field name (a Station's `pre_command`/`post_command`,
- * a Scout's `hook_pre_command`/`hook_post_command`) and the stored hook files.
- */
-export type HooksReply = Record<string, string> & { files: StoredFileView[] };
+/** The hook commands: a Station's `pre_command`/`post_command`, a Scout's `hook_pre_command`/`hook_post_command`. */
+export interface HookCommandsView {
+  pre_command?: string;
+  post_command?: string;
+  hook_pre_command?: string;
+  hook_post_command?: string;
+}
+
+/** `GET /api/hooks`: the hook commands and the stored hook files. */
+export type HooksReply = HookCommandsView & { files: StoredFileView[] };
 
 /** `GET /api/hooks/files/{filename}`. */
 export interface HookFileReply {

@@ -18,15 +18,20 @@ export interface RestoreRequestRecordList {
   requests: RestoreRequestRecord[];
 }
 
-/** `POST /api/snapshots/…/{filename}/restore`: the request, and whether the target Scout was told. */
-export interface RestoreRequestCreated {
+/** `POST /backup/recovery/{scout}/{instance}/requests/{id}`: the request as it is now. */
+export interface RestoreRequestReply {
   request: RestoreRequestRecord;
+}
+
+/** `POST /api/snapshots/…/{filename}/restore`: the request, and whether the target Scout was told. */
+export interface RestoreRequestCreated extends RestoreRequestReply {
   notified: boolean;
 }
 
 /** A Scout's `POST /api/restore-requests/decision`: rejected, or accepted and restored. */
 export interface RestoreDecided {
-  status: string;
+  status: 'rejected' | 'restored' | 'already_running';
+  id?: string;
   snapshot?: string;
   relative_path?: string;
   added?: number;

@@ -2,15 +2,21 @@
 import type { DrillOutcome } from './drills.ts';
 import type { ErrorCode } from './error-codes.ts';
 
-/** What makes a job changed: paths and sizes, or modification times too. */
-export type ChangeDetection = 'sizes' | 'mtimes';
+/**
+ * What makes a job "changed": `sizes` (the default: paths, sizes and empty folders, as
+ * docs/archive-format.md defines the job fingerprint) or `mtimes` (modification times count
+ * too, so a same-size edit is backed up).
+ */
+export const CHANGE_DETECTIONS = ['sizes', 'mtimes'] as const;
+export type ChangeDetection = (typeof CHANGE_DETECTIONS)[number];
 
-/** A job's marker as read. */
+/** A job's marker (`.upload_dir`) as read (src/scout/jobs/marker.ts parses it). */
 export interface JobConfigView {
   job_name: string;
   include_hidden: boolean;
   follow_symlinks: boolean;
   exclude: string[];
+  /** Always set by the marker parser; absent (= `sizes`) in configurations built by hand. */
   change_detection?: ChangeDetection;
 }
 

@@ -70,9 +70,3 @@ export interface ScoutStatus {
 export interface OperationReply {
   status: string;
 }
-
-/** `POST …/uploads/pause` and `…/resume` (both roles). */
-export interface UploadPauseReply {
-  status: 'paused' | 'resumed';
-  uploads_paused: boolean;
-}

@@ -33,3 +33,9 @@ export interface ScoutSettingsView {
 export interface SettingsReply<Settings> {
   settings: Settings;
 }
+
+/** `POST …/uploads/pause` and `…/resume` (both roles). */
+export interface UploadPauseReply {
+  status: 'paused' | 'resumed';
+  uploads_paused: boolean;
+}

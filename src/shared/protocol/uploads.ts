@@ -53,6 +53,7 @@ export const ChunkQuerySchema = z.object({
 });
 
 export interface ChunkReply {
+  upload_id: string;
   status: UploadStatus;
   next_offset: number;
   received_bytes?: number;

@@ -1,5 +1,6 @@
 import { desc, eq, sql } from 'drizzle-orm';
 import type { Clock } from '../../core/clock.ts';
+import type { ReplicaPull } from '../../shared/protocol/replication.ts';
 import type { StationDb } from '../db/open.ts';
 import { replicationPulls } from '../db/replication-tables.ts';
 
@@ -34,7 +35,7 @@ export function createReplicationPulls(db: StationDb, clock: Clock) {
         .where(eq(replicationPulls.tokenId, token.id));
     },
 
-    async list() {
+    async list(): Promise<ReplicaPull[]> {
       const rows = await db.select().from(replicationPulls).orderBy(desc(replicationPulls.firstPullAt));
       return rows.map((row) => ({
         token_id: row.tokenId,

@@ -1,6 +1,7 @@
 import { validate as validCron } from 'node-cron';
 import { z } from 'zod';
 import type { SettingsStore } from '../../core/settings/settings-store.ts';
+import type { ReplicationSettingsView } from '../../shared/protocol/replication.ts';
 
 export const DEFAULT_REPLICATION_SCHEDULE = '0 * * * *';
 export const DEFAULT_MAX_LAG_HOURS = 48;
@@ -44,14 +45,6 @@ export const ReplicationSettingsInput = z.strictObject({
 
 export type ReplicationSettingsInput = z.infer<typeof ReplicationSettingsInput>;
 
-export interface ReplicationSettings {
-  replication_source_url: string;
-  replication_token_set: boolean;
-  replication_schedule: string;
-  replication_bytes_per_second: number;
-  replication_max_lag_hours: number;
-}
-
 const SECTION = 'replication';
 
 /**
@@ -65,7 +58,7 @@ export function createReplicationSettings(store: SettingsStore) {
     return parsed.success ? parsed.data : {};
   }
   return {
-    async read(): Promise<ReplicationSettings> {
+    async read(): Promise<ReplicationSettingsView> {
       const s = (await saved()) as ReplicationSettingsInput;
       return {
         replication_source_url: s.replication_source_url ?? '',
@@ -82,7 +75,7 @@ export function createReplicationSettings(store: SettingsStore) {
       return { url: s.replication_source_url.replace(/\/+$/, ''), token: s.replication_token };
     },
     /** Saves the given fields (omitted ones keep their value). */
-    async update(input: ReplicationSettingsInput): Promise<ReplicationSettings> {
+    async update(input: ReplicationSettingsInput): Promise<ReplicationSettingsView> {
       const next: Record<string, unknown> = { ...(await saved()) };
       for (const [name, value] of Object.entries(input)) if (value !== undefined) next[name] = value;
       if (!next.replication_token) delete next.replication_token;

@@ -1,5 +1,6 @@
 import { and, eq } from 'drizzle-orm';
 import type { Clock } from '../../core/clock.ts';
+import type { JobRetentionEntry } from '../../shared/protocol/retention.ts';
 import type { StationDb } from '../db/open.ts';
 import { jobRetention } from '../db/station-tables.ts';
 import type { JobKey } from '../services/snapshot-index.ts';
@@ -40,7 +41,7 @@ export function createJobRetention(db: StationDb, settings: StationSettingsServi
     },
 
     /** Every job that has overrides. */
-    async list() {
+    async list(): Promise<JobRetentionEntry[]> {
       const rows = await db.select().from(jobRetention);
       return rows.map((row) => ({
         scout_id: row.scoutId,

@@ -1,4 +1,5 @@
 import type { Clock } from '../../core/clock.ts';
+import type { PreviewSnapshot, RetentionPreviewReply } from '../../shared/protocol/retention.ts';
 import type { SnapshotIndex, SnapshotRow } from '../services/snapshot-index.ts';
 import type { StationSettingsService } from '../services/station-settings.ts';
 import type { RetentionOverridesInput } from './fields.ts';
@@ -13,7 +14,7 @@ export interface PreviewFilter {
 
 const iso = (ms: number) => new Date(ms).toISOString();
 
-const view = (row: SnapshotRow) => ({
+const view = (row: SnapshotRow): PreviewSnapshot => ({
   filename: row.filename,
   timestamp: iso(row.takenAt || row.storedAt),
   stored_at: iso(row.storedAt),
@@ -33,7 +34,7 @@ export function createRetentionPreview(deps: {
   clock: Clock;
 }) {
   return {
-    async preview(filter: PreviewFilter, trial: RetentionOverridesInput) {
+    async preview(filter: PreviewFilter, trial: RetentionOverridesInput): Promise<RetentionPreviewReply> {
       const now = deps.clock.now();
       const station = { ...(await deps.settings.read()), ...(filter.jobName ? {} : trial) };
       const rows = (await deps.index.all()).filter(

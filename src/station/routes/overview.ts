@@ -4,6 +4,7 @@ import { forbidden } from '../../core/errors.ts';
 import { maySeeSettings, signedIn } from '../../core/http/access.ts';
 import type { AppEnv } from '../../core/http/app-env.ts';
 import { readQuery } from '../../core/http/json-body.ts';
+import type { Overview } from '../../shared/protocol/overview.ts';
 import type { StationServices } from '../services.ts';
 
 const OverviewQuery = z.object({
@@ -25,7 +26,7 @@ export function overviewRoutes(station: StationServices) {
     if (section === 'settings' && !mayReadSettings) {
       throw forbidden('this automation token may not read settings (needs the "manage" scope)');
     }
-    const body: Record<string, unknown> = {};
+    const body: Overview = {};
     if ((section === undefined || section === 'settings') && mayReadSettings) {
       body.settings = { ...(await station.settings.read()), ...(await station.replication.settings.read()) };
     }

@@ -1,6 +1,7 @@
 import { type Context, Hono } from 'hono';
 import { signedIn } from '../../core/http/access.ts';
 import type { AppEnv } from '../../core/http/app-env.ts';
+import type { ReplicaPullList } from '../../shared/protocol/replication.ts';
 import type { ReplicationPulls } from '../replication/pulls.ts';
 import { sourceListing } from '../replication/source-listing.ts';
 import type { StationServices } from '../services.ts';
@@ -45,7 +46,9 @@ export function replicationSourceRoutes(station: StationServices, pulls: Replica
     return sendSnapshot(c, station.store, located);
   });
 
-  app.get('/pulls', signedIn('read'), async (c) => c.json({ replicas: await pulls.list() }));
+  app.get('/pulls', signedIn('read'), async (c) =>
+    c.json({ replicas: await pulls.list() } satisfies ReplicaPullList),
+  );
 
   return app;
 }

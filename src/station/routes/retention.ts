@@ -4,6 +4,7 @@ import { badRequest } from '../../core/errors.ts';
 import { adminOnly } from '../../core/http/access.ts';
 import type { AppEnv } from '../../core/http/app-env.ts';
 import { describeIssue, readJson, readQuery } from '../../core/http/json-body.ts';
+import type { JobRetentionList, JobRetentionSaved } from '../../shared/protocol/retention.ts';
 import { RetentionOverrides, retentionShape } from '../retention/fields.ts';
 import { checkJobRef } from '../services/snapshots.ts';
 import type { StationServices } from '../services.ts';
@@ -40,7 +41,7 @@ export function retentionRoutes(station: StationServices) {
   });
 
   app.get('/retention/jobs', adminOnly('manage'), async (c) =>
-    c.json({ jobs: await station.jobRetention.list() }),
+    c.json({ jobs: await station.jobRetention.list() } satisfies JobRetentionList),
   );
 
   /** Replaces a job's overrides with the body's fields; `{}` = the job follows the Station. */
@@ -55,7 +56,7 @@ export function retentionRoutes(station: StationServices) {
       job_name: jobName,
       overrides,
       effective: await station.jobRetention.effective(ref),
-    });
+    } satisfies JobRetentionSaved);
   });
 
   return app;

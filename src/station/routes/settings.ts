@@ -3,6 +3,7 @@ import type { z } from 'zod';
 import { adminOnly } from '../../core/http/access.ts';
 import type { AppEnv } from '../../core/http/app-env.ts';
 import { readJson } from '../../core/http/json-body.ts';
+import type { SettingsReply, StationSettingsView } from '../../shared/protocol/settings.ts';
 import { ReplicationSettingsInput } from '../replication/replication-settings.ts';
 import { StationSettingsInput } from '../services/station-settings.ts';
 import type { StationServices } from '../services.ts';
@@ -31,7 +32,9 @@ export function settingsRoutes(station: StationServices) {
     const { own, replication } = split(await readJson(c, SettingsBody));
     const saved = await station.replication.settings.update(replication);
     await station.replication.reschedule();
-    return c.json({ settings: { ...(await station.settings.replace(own)), ...saved } });
+    return c.json({
+      settings: { ...(await station.settings.replace(own)), ...saved },
+    } satisfies SettingsReply<StationSettingsView>);
   });
 
   return app;

@@ -5,6 +5,7 @@ import { adminOnly } from '../../core/http/access.ts';
 import type { AppEnv } from '../../core/http/app-env.ts';
 import { readJson, readQuery } from '../../core/http/json-body.ts';
 import { decimalQueryField, isSha256Hex, SHA256_RULE } from '../../shared/protocol/fields.ts';
+import type { StationTokenList } from '../../shared/protocol/station-tokens.ts';
 import { DEFAULT_STATION_TOKEN_TTL_DAYS } from '../services/station-tokens.ts';
 import type { StationServices } from '../services.ts';
 import { checkComponent } from '../storage/keys.ts';
@@ -45,7 +46,7 @@ export function stationTokenRoutes(station: StationServices) {
   const app = new Hono<AppEnv>();
   app.use('*', adminOnly('manage'));
 
-  app.get('/', async (c) => c.json({ credentials: await station.tokens.list() }));
+  app.get('/', async (c) => c.json({ credentials: await station.tokens.list() } satisfies StationTokenList));
 
   app.post('/mint', async (c) => {
     const body = await readJson(c, MintBody);

@@ -1,6 +1,6 @@
 import { notFound } from '../../core/errors.ts';
 import { utcSecond } from '../../shared/protocol/fields.ts';
-import type { JobList } from '../../shared/protocol/recovery.ts';
+import type { JobList, SnapshotList } from '../../shared/protocol/recovery.ts';
 import { checkComponent, checkFilename } from '../storage/keys.ts';
 import { jobPath } from '../storage/layout.ts';
 import type { SnapshotStore } from '../storage/storage.ts';
@@ -56,7 +56,7 @@ export function createRecovery(deps: { tokens: StationTokens; index: SnapshotInd
       return { jobs: jobs.sort((a, b) => (a.job_name < b.job_name ? -1 : a.job_name > b.job_name ? 1 : 0)) };
     },
     /** The job's stored snapshots, newest first by their own time. */
-    async list(token: StationTokenRow, ref: JobKey) {
+    async list(token: StationTokenRow, ref: JobKey): Promise<SnapshotList> {
       await allowed(token, ref);
       const rows = await deps.index.list(ref);
       return {

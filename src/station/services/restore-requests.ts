@@ -3,6 +3,12 @@ import { newId } from '../../core/auth/secrets.ts';
 import { clock, DAY_MS } from '../../core/clock.ts';
 import { badRequest, conflict, notFound } from '../../core/errors.ts';
 import { logger } from '../../core/log.ts';
+import type {
+  RestoreRequestCreated,
+  RestoreRequestRecord,
+  RestoreRequestRecordList,
+  RestoreRequestReply,
+} from '../../shared/protocol/restore-requests.ts';
 import type { StationDb } from '../db/open.ts';
 import { restoreRequests, tokenBindings } from '../db/station-tables.ts';
 import type { SnapshotKey } from '../storage/storage.ts';
@@ -39,7 +45,7 @@ function effectiveStatus(row: Row): RequestStatus {
   return row.status as RequestStatus;
 }
 
-export function requestView(row: Row) {
+export function requestView(row: Row): RestoreRequestRecord {
   return {
     id: row.id,
     source_scout_id: row.sourceScoutId,
@@ -133,7 +139,7 @@ export function createRestoreRequests(deps: {
     async create(
       snapshot: SnapshotKey & { instanceId: string },
       target: { scoutId: string; instanceId: string } | null,
-    ) {
+    ): Promise<RestoreRequestCreated> {
       const ref = { scoutId: snapshot.scoutId, instanceId: snapshot.instanceId, jobName: snapshot.jobName };
       checkJobRef(ref);
       const row = await index.byName(ref, snapshot.filename);
@@ -181,7 +187,11 @@ export function createRestoreRequests(deps: {
       return { request: view, notified };
     },
 
-    async list(token: StationTokenRow, scoutId: string, instanceId: string) {
+    async list(
+      token: StationTokenRow,
+      scoutId: string,
+      instanceId: string,
+    ): Promise<RestoreRequestRecordList> {
       await deps.tokens.requireBinding(token, scoutId, instanceId);
       const rows = await db
         .select()
@@ -192,7 +202,7 @@ export function createRestoreRequests(deps: {
     },
 
     /** Every request of the last seven days, newest first (the dashboard's list). */
-    async listRecent() {
+    async listRecent(): Promise<RestoreRequestRecordList> {
       const rows = await db
         .select()
         .from(restoreRequests)
@@ -201,7 +211,13 @@ export function createRestoreRequests(deps: {
       return { requests: rows.map(requestView) };
     },
 
-    async update(token: StationTokenRow, scoutId: string, instanceId: string, id: string, status: string) {
+    async update(
+      token: StationTokenRow,
+      scoutId: string,
+      instanceId: string,
+      id: string,
+      status: string,
+    ): Promise<RestoreRequestReply> {
       if (!['accepted', 'rejected', 'completed'].includes(status)) {
         throw badRequest('status must be accepted, rejected or completed');
       }

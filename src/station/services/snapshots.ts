@@ -1,5 +1,7 @@
 import { clock } from '../../core/clock.ts';
 import { conflict, notFound } from '../../core/errors.ts';
+import type { OverviewScout, OverviewSnapshot } from '../../shared/protocol/overview.ts';
+import type { InstanceDeleted, SnapshotDeleted, SnapshotProtected } from '../../shared/protocol/snapshots.ts';
 import { checkComponent, checkFilename } from '../storage/keys.ts';
 import type { SnapshotKey, SnapshotStore } from '../storage/storage.ts';
 import { SnapshotLocked } from '../storage/store-errors.ts';
@@ -8,7 +10,7 @@ import type { JobKey, SnapshotIndex, SnapshotRow } from './snapshot-index.ts';
 const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
 
 /** A snapshot as the overview and a job's listing show it. */
-export function snapshotView(row: SnapshotRow) {
+export function snapshotView(row: SnapshotRow): OverviewSnapshot {
   return {
     name: row.filename,
     size_bytes: row.sizeBytes,
@@ -17,8 +19,8 @@ export function snapshotView(row: SnapshotRow) {
     fingerprint: row.fingerprint,
     protected: row.protected,
     locked_until: iso(row.lockedUntil),
-    ...(row.unusual ? { unusual: true, unusual_reason: row.unusual } : {}),
-    ...(row.missing ? { missing: true } : {}),
+    ...(row.unusual ? { unusual: true as const, unusual_reason: row.unusual } : {}),
+    ...(row.missing ? { missing: true as const } : {}),
   };
 }
 
@@ -41,7 +43,7 @@ export function checkJobRef(ref: JobKey): void {
 export function createSnapshots(deps: { index: SnapshotIndex; store: SnapshotStore }) {
   const { index, store } = deps;
 
-  async function buildTree() {
+  async function buildTree(): Promise<OverviewScout[]> {
     const [rows, instances] = await Promise.all([index.all(), index.instances()]);
     const scouts = new Map<string, Map<string, Map<string, SnapshotRow[]>>>();
     for (const inst of instances) {
@@ -72,7 +74,7 @@ export function createSnapshots(deps: { index: SnapshotIndex; store: SnapshotSto
     }));
   }
 
-  let cached: { version: string; tree: Awaited<ReturnType<typeof buildTree>> } | null = null;
+  let cached: { version: string; tree: OverviewScout[] } | null = null;
 
   return {
     /**
@@ -98,7 +100,7 @@ export function createSnapshots(deps: { index: SnapshotIndex; store: SnapshotSto
     },
 
     /** Protects a snapshot from retention and deletion (`value` true), or lifts that. */
-    async protect(key: SnapshotKey, value: boolean) {
+    async protect(key: SnapshotKey, value: boolean): Promise<SnapshotProtected> {
       checkFilename(key.filename);
       const ref = { scoutId: key.scoutId, instanceId: key.instanceId ?? '', jobName: key.jobName };
       if (key.instanceId === null || !(await index.setProtected(ref, key.filename, value)))
@@ -106,7 +108,7 @@ export function createSnapshots(deps: { index: SnapshotIndex; store: SnapshotSto
       return { filename: key.filename, protected: value };
     },
 
-    async remove(key: SnapshotKey, now: number) {
+    async remove(key: SnapshotKey, now: number): Promise<SnapshotDeleted> {
       checkFilename(key.filename);
       if (key.instanceId !== null) {
         const row = await index.byName(
@@ -139,7 +141,11 @@ export function createSnapshots(deps: { index: SnapshotIndex; store: SnapshotSto
     },
 
     /** Deletes every snapshot and index row of an instance; its Station token stays valid. */
-    async removeInstance(scoutId: string, instanceId: string, cleanupMissing: boolean) {
+    async removeInstance(
+      scoutId: string,
+      instanceId: string,
+      cleanupMissing: boolean,
+    ): Promise<InstanceDeleted> {
       checkComponent('scout_id', scoutId);
       checkComponent('scout_instance_id', instanceId);
       const rows = await index.ofInstance(scoutId, instanceId);

@@ -1,9 +1,9 @@
 import type { Integrations } from '../../core/integrations.ts';
 import { logger } from '../../core/log.ts';
+import type { VerifyResult } from '../../shared/protocol/snapshots.ts';
 import type { LagEvents } from '../replication/replication.ts';
 import type { UploadRefused } from '../retention/upload-rate.ts';
 import type { UploadEvents, UploadFacts } from '../uploads/index.ts';
-import type { VerificationResult } from './verify.ts';
 
 const log = logger.child({ mod: 'station/events' });
 
@@ -91,7 +91,7 @@ export function createStationEvents(integrations: Integrations) {
   return {
     uploads,
     replication,
-    verificationDone(result: VerificationResult) {
+    verificationDone(result: VerifyResult) {
       if (result.status !== 'failed') return;
       notifier.notify({
         event: 'verify_failed',

@@ -6,9 +6,9 @@ import { AppError } from '../../core/errors.ts';
 import type { AppEnv } from '../../core/http/app-env.ts';
 import { createMetricsRegistry, type RoleMetrics } from '../../core/http/routes/metrics.ts';
 import { logger } from '../../core/log.ts';
+import type { VerifyResult } from '../../shared/protocol/snapshots.ts';
 import type { StationDb } from '../db/open.ts';
 import { snapshots } from '../db/station-tables.ts';
-import type { VerificationResult } from './verify.ts';
 
 const log = logger.child({ mod: 'station/metrics' });
 
@@ -81,7 +81,7 @@ export function createStationMetrics(deps: {
   db: StationDb;
   /** Free bytes where snapshots are stored; absent when the store has no such limit (a bucket). */
   storedFree?: () => Promise<number | null>;
-  lastVerification: () => Promise<VerificationResult>;
+  lastVerification: () => Promise<VerifyResult>;
   /** Uploads this process refused over retention_max_uploads_per_hour, per job. */
   refusedUploads?: () => [string, string, string, number][];
 }): RoleMetrics & { countFinalize: MiddlewareHandler<AppEnv> } {

@@ -3,6 +3,12 @@ import { jwtVerify, SignJWT } from 'jose';
 import { newId, sha256Hex } from '../../core/auth/secrets.ts';
 import { clock, DAY_MS } from '../../core/clock.ts';
 import { AppError, badRequest, notFound, unauthorized } from '../../core/errors.ts';
+import type {
+  MintedRecoveryToken,
+  MintedStationToken,
+  StationTokensRevoked,
+  StationTokenView,
+} from '../../shared/protocol/station-tokens.ts';
 import type { StationDb } from '../db/open.ts';
 import { instances, stationTokens, tokenBindings } from '../db/station-tables.ts';
 import type { SigningKeys } from './signing-key.ts';
@@ -108,7 +114,7 @@ export function createStationTokens(db: StationDb, keys: () => Promise<SigningKe
       await keys();
     },
 
-    async mint(input: MintRequest) {
+    async mint(input: MintRequest): Promise<MintedStationToken | MintedRecoveryToken> {
       if (!input.shared && input.max_registrations !== undefined && input.max_registrations !== 1) {
         throw badRequest('max_registrations applies to shared tokens only (set shared: true)');
       }
@@ -146,7 +152,7 @@ export function createStationTokens(db: StationDb, keys: () => Promise<SigningKe
         .sign((await keys()).privateKey);
       const tokenHash = sha256Hex(token);
       const row = { tokenHash, createdAt: now, expiresAt, shared: input.shared, maxRegistrations: max };
-      const reply = {
+      const reply: MintedStationToken = {
         credential: token,
         ttl_days: input.ttl_days,
         shared: input.shared,
@@ -182,7 +188,7 @@ export function createStationTokens(db: StationDb, keys: () => Promise<SigningKe
       };
     },
 
-    async list() {
+    async list(): Promise<StationTokenView[]> {
       const tokens = await db.select().from(stationTokens).orderBy(stationTokens.createdAt);
       const bindings = await db.select().from(tokenBindings);
       const now = clock.now();
@@ -204,7 +210,7 @@ export function createStationTokens(db: StationDb, keys: () => Promise<SigningKe
     },
 
     /** Revokes a token by hash; its bindings go with it, so a shared token stops everywhere. */
-    async revoke(tokenHash: string) {
+    async revoke(tokenHash: string): Promise<StationTokensRevoked> {
       const bound = await db.select().from(tokenBindings).where(eq(tokenBindings.tokenHash, tokenHash));
       const gone = await db
         .delete(stationTokens)
@@ -215,7 +221,7 @@ export function createStationTokens(db: StationDb, keys: () => Promise<SigningKe
     },
 
     /** Revokes every token bound to the instance (and so every other binding of those tokens). */
-    async revokeInstance(scoutId: string, instanceId: string) {
+    async revokeInstance(scoutId: string, instanceId: string): Promise<StationTokensRevoked> {
       return db.transaction(async (tx) => {
         await lockInstance(tx, scoutId, instanceId);
         return revokeBoundTo(tx, scoutId, instanceId);

@@ -1,6 +1,7 @@
 import { type Clock, clock as stationClock } from '../../core/clock.ts';
 import { logger } from '../../core/log.ts';
 import type { SettingsStore } from '../../core/settings/settings-store.ts';
+import type { VerifyResult } from '../../shared/protocol/snapshots.ts';
 import { snapshotPath } from '../storage/layout.ts';
 import type { SnapshotStore } from '../storage/storage.ts';
 import { sha256Stream } from './file-hash.ts';
@@ -10,24 +11,7 @@ import type { SnapshotIndex } from './snapshot-index.ts';
 const log = logger.child({ mod: 'station/verify' });
 const SECTION = 'verification';
 
-export type Problem = 'checksum_mismatch' | 'missing' | 'unreadable' | 'unindexed';
-
-export interface VerificationResult {
-  status: 'never_run' | 'running' | 'ok' | 'failed';
-  started_at: string | null;
-  finished_at: string | null;
-  checked: number;
-  bytes: number;
-  failures: {
-    scout_id: string;
-    scout_instance_id: string;
-    job_name: string;
-    filename: string;
-    problem: Problem;
-  }[];
-}
-
-const NEVER_RUN: VerificationResult = {
+const NEVER_RUN: VerifyResult = {
   status: 'never_run',
   started_at: null,
   finished_at: null,
@@ -47,14 +31,14 @@ export function createVerifier(deps: {
   settings: SettingsStore;
   /** Several Stations on one database: one verification at a time among them. */
   leases?: Leases;
-  onDone?: (result: VerificationResult) => void;
+  onDone?: (result: VerifyResult) => void;
 }) {
   const clock = deps.clock ?? stationClock;
-  let running: Promise<VerificationResult> | null = null;
-  let current: VerificationResult | null = null;
+  let running: Promise<VerifyResult> | null = null;
+  let current: VerifyResult | null = null;
 
-  async function verify(): Promise<VerificationResult> {
-    const result: VerificationResult = {
+  async function verify(): Promise<VerifyResult> {
+    const result: VerifyResult = {
       ...NEVER_RUN,
       status: 'running',
       started_at: clock.date().toISOString(),
@@ -114,10 +98,10 @@ export function createVerifier(deps: {
   }
 
   /** What a Station answers while another one runs the verification (it holds the lease). */
-  const RUNNING_ELSEWHERE: VerificationResult = { ...NEVER_RUN, status: 'running', failures: [] };
+  const RUNNING_ELSEWHERE: VerifyResult = { ...NEVER_RUN, status: 'running', failures: [] };
 
   /** Verifies under the `verify` lease; while another Station holds it, answers `running`. */
-  async function exclusive(): Promise<VerificationResult> {
+  async function exclusive(): Promise<VerifyResult> {
     if (!deps.leases) return verify();
     const outcome = await deps.leases.exclusive('verify', verify);
     return outcome.ran ? outcome.value : RUNNING_ELSEWHERE;
@@ -125,18 +109,18 @@ export function createVerifier(deps: {
 
   return {
     /** Runs a verification (or joins the one running) and waits for its result. */
-    run(): Promise<VerificationResult> {
+    run(): Promise<VerifyResult> {
       running ??= exclusive().finally(() => {
         running = null;
         current = null;
       });
       return running;
     },
-    async last(): Promise<VerificationResult> {
+    async last(): Promise<VerifyResult> {
       if (current) return current;
       if (await deps.leases?.holderOf('verify')) return RUNNING_ELSEWHERE;
       const saved = await deps.settings.read(SECTION);
-      return saved.status ? (saved as unknown as VerificationResult) : NEVER_RUN;
+      return saved.status ? (saved as unknown as VerifyResult) : NEVER_RUN;
     },
   };
 }

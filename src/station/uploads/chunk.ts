@@ -2,6 +2,7 @@ import type { Readable } from 'node:stream';
 import { eq } from 'drizzle-orm';
 import { AppError, badRequest, conflict } from '../../core/errors.ts';
 import { logger } from '../../core/log.ts';
+import type { ChunkReply } from '../../shared/protocol/uploads.ts';
 import { uploadSessions } from '../db/station-tables.ts';
 import type { StationTokenRow } from '../services/station-tokens.ts';
 import type { AppendResult } from '../storage/storage.ts';
@@ -26,7 +27,7 @@ export async function chunk(
   uploadId: string,
   offset: number,
   body: Readable,
-) {
+): Promise<ChunkReply> {
   const busy = async () => {
     const row = await sessionOf(deps, uploadId, token);
     const next = await deps.store.stagedBytes(stagedUploadOf(row));

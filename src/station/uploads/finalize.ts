@@ -1,10 +1,11 @@
 import { eq } from 'drizzle-orm';
 import { conflict } from '../../core/errors.ts';
 import { logger } from '../../core/log.ts';
+import type { FinalizeReply } from '../../shared/protocol/uploads.ts';
 import { uploadSessions } from '../db/station-tables.ts';
 import type { StationTokenRow } from '../services/station-tokens.ts';
 import { registerStaged } from './register.ts';
-import { sessionOf, stagedUploadOf } from './sessions.ts';
+import { sessionOf, stagedUploadOf, storedNameOf } from './sessions.ts';
 import type { SessionRow, UploadDeps } from './types.ts';
 
 const log = logger.child({ mod: 'station/uploads' });
@@ -33,7 +34,11 @@ async function discard(
  * Stores a complete upload: checks its SHA-256 (computed while the bytes arrived), moves it
  * into place under its reserved name, indexes it and applies the job's retention.
  */
-export async function finalize(deps: UploadDeps, token: StationTokenRow, uploadId: string) {
+export async function finalize(
+  deps: UploadDeps,
+  token: StationTokenRow,
+  uploadId: string,
+): Promise<FinalizeReply> {
   const busy = async () => {
     const row = await sessionOf(deps, uploadId, token);
     const next = await deps.store.stagedBytes(stagedUploadOf(row));
@@ -48,7 +53,7 @@ export async function finalize(deps: UploadDeps, token: StationTokenRow, uploadI
     async (hold) => {
       const row = await sessionOf(deps, uploadId, token);
       if (row.status === 'stored') {
-        return { status: 'stored', stored_as: row.storedAs, pruned: [] as string[], duplicate: false };
+        return { status: 'stored', stored_as: storedNameOf(row), pruned: [], duplicate: false };
       }
       const upload = stagedUploadOf(row);
       const size = await deps.store.stagedBytes(upload);

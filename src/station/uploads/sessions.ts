@@ -1,6 +1,7 @@
 import { and, eq, ne } from 'drizzle-orm';
 import { forbidden, notFound } from '../../core/errors.ts';
 import { snapshotFileName } from '../../shared/protocol/snapshot-names.ts';
+import type { InitiateReply } from '../../shared/protocol/uploads.ts';
 import { uploadSessions } from '../db/station-tables.ts';
 import type { StationTokenRow } from '../services/station-tokens.ts';
 import type { StagedUpload } from '../storage/storage.ts';
@@ -47,20 +48,26 @@ export function liveSessionsOf(deps: UploadDeps, ref: JobKey): Promise<SessionRo
     );
 }
 
-export function storedReply(deps: UploadDeps, row: SessionRow, duplicate: boolean) {
+/** The name a stored session's snapshot has: a session becomes `stored` only with it (markStored, initiate). */
+export function storedNameOf(row: SessionRow): string {
+  if (row.storedAs === null) throw new Error(`upload ${row.uploadId} is stored without a snapshot name`);
+  return row.storedAs;
+}
+
+export function storedReply(deps: UploadDeps, row: SessionRow, duplicate: boolean): InitiateReply {
   return {
     upload_id: row.uploadId,
     status: 'stored',
     next_offset: row.archiveSizeBytes,
     archive_size_bytes: row.archiveSizeBytes,
     recommended_chunk_size_bytes: deps.store.chunkSizeFor(row.archiveSizeBytes),
-    pruned: [] as string[],
+    pruned: [],
     duplicate,
-    stored_as: row.storedAs,
+    stored_as: storedNameOf(row),
   };
 }
 
-export async function progressReply(deps: UploadDeps, row: SessionRow) {
+export async function progressReply(deps: UploadDeps, row: SessionRow): Promise<InitiateReply> {
   const next = await deps.store.stagedBytes(stagedUploadOf(row));
   return {
     upload_id: row.uploadId,
@@ -68,7 +75,7 @@ export async function progressReply(deps: UploadDeps, row: SessionRow) {
     next_offset: next,
     archive_size_bytes: row.archiveSizeBytes,
     recommended_chunk_size_bytes: deps.store.chunkSizeFor(row.archiveSizeBytes),
-    pruned: [] as string[],
+    pruned: [],
     duplicate: false,
   };
 }

@@ -2,6 +2,7 @@ import { useState } from 'preact/hooks';
 import { integrationPaths } from '../../../src/shared/protocol/api-paths.ts';
 import type {
   FileSaved,
+  HookCommandsView,
   HookFileReply,
   HooksReply,
   StoredFileView,
@@ -15,7 +16,7 @@ import { AdminOnlyNote, FileField, TextArea } from './fields.tsx';
 import { postFile } from './upload.ts';
 
 /** The Station calls its commands pre_command/post_command, a Scout hook_pre_command/hook_post_command. */
-const COMMANDS: Record<string, { label: string; hint: string }> = {
+const COMMANDS: Record<keyof HookCommandsView, { label: string; hint: string }> = {
   pre_command: {
     label: 'Before storing a snapshot (pre_command)',
     hint: 'Runs before each uploaded snapshot is stored. It cannot stop the upload.',
@@ -61,7 +62,7 @@ export function HooksSection({ isAdmin }: { isAdmin: boolean }) {
 }
 
 function HookCommands({ data, isAdmin }: { data: HooksReply; isAdmin: boolean }) {
-  const fields = Object.keys(data).filter((key) => key !== 'files');
+  const fields = Object.keys(data).filter((key): key is keyof HookCommandsView => key !== 'files');
   // Taken from the first load only: reloading the file list keeps unsaved edits.
   const [form, setForm] = useState<Record<string, string>>(() =>
     Object.fromEntries(fields.map((key) => [key, String(data[key] ?? '')])),

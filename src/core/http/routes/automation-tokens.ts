@@ -1,5 +1,6 @@
 import { Hono } from 'hono';
 import { z } from 'zod';
+import type { AutomationTokenList, Removed } from '../../../shared/protocol/accounts.ts';
 import { DEFAULT_TOKEN_TTL_DAYS } from '../../auth/automation-tokens.ts';
 import { ROLE_SCOPES, SCOPES } from '../../auth/types.ts';
 import { badRequest } from '../../errors.ts';
@@ -29,13 +30,13 @@ export function automationTokenRoutes() {
 
   app.get('/', async (c) => {
     const owner = currentUser(c);
-    return c.json({ tokens: await c.get('core').tokens.list(owner) });
+    return c.json({ tokens: await c.get('core').tokens.list(owner) } satisfies AutomationTokenList);
   });
 
   app.delete('/:tokenId', async (c) => {
     const owner = currentUser(c);
     await c.get('core').tokens.revoke(owner, c.req.param('tokenId'));
-    return c.json({ status: 'revoked', id: c.req.param('tokenId') });
+    return c.json({ status: 'revoked', id: c.req.param('tokenId') } satisfies Removed);
   });
 
   return app;

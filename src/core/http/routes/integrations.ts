@@ -1,5 +1,14 @@
 import { type Context, Hono } from 'hono';
 import { z } from 'zod';
+import type { Removed } from '../../../shared/protocol/accounts.ts';
+import type {
+  CertificateList,
+  FileSaved,
+  HookFileReply,
+  HooksReply,
+  NtfyReply,
+  NtfyTestReply,
+} from '../../../shared/protocol/integrations.ts';
 import { badRequest, payloadTooLarge } from '../../errors.ts';
 import { MAX_UPLOAD_FILE_BYTES } from '../../hooks/hook-files.ts';
 import type { Integrations } from '../../integrations.ts';
@@ -47,7 +56,7 @@ export function integrationRoutes(integrations: Integrations) {
   const HookSettings = z.strictObject(Object.fromEntries(hookFields.map((f) => [f, HookCommand])));
 
   app.get('/ntfy', signedIn('manage'), async (c) =>
-    c.json({ settings: await notifier.settings(), default_template: DEFAULT_TEMPLATE }),
+    c.json({ settings: await notifier.settings(), default_template: DEFAULT_TEMPLATE } satisfies NtfyReply),
   );
   app.post('/ntfy', adminOnly('manage'), async (c) => {
     const input = await readJson(c, notifier.schema);
@@ -60,11 +69,11 @@ export function integrationRoutes(integrations: Integrations) {
       status: outcome.ok ? 'sent' : 'failed',
       http_status: outcome.status,
       detail: outcome.detail,
-    });
+    } satisfies NtfyTestReply);
   });
 
   app.get('/hooks', signedIn('manage'), async (c) =>
-    c.json({ ...(await hooks.settings()), files: await hookFiles.list() }),
+    c.json({ ...(await hooks.settings()), files: await hookFiles.list() } satisfies HooksReply),
   );
   app.post('/hooks', adminOnly('manage'), async (c) => {
     const input = (await readJson(c, HookSettings)) as Record<string, string | undefined>;
@@ -74,24 +83,26 @@ export function integrationRoutes(integrations: Integrations) {
   app.post('/hooks/files', adminOnly('manage'), async (c) => {
     const file = await uploadedFile(c, 'hook_file');
     await hookFiles.write(file.name, file.content);
-    return c.json({ status: 'saved', filename: file.name }, 201);
+    return c.json({ status: 'saved', filename: file.name } satisfies FileSaved, 201);
   });
   app.get('/hooks/files/:filename', fileReader, async (c) => {
     const filename = c.req.param('filename');
-    return c.json({ filename, content: await hookFiles.read(filename) });
+    return c.json({ filename, content: await hookFiles.read(filename) } satisfies HookFileReply);
   });
   app.delete('/hooks/files/:filename', adminOnly('manage'), async (c) => {
     await hookFiles.remove(c.req.param('filename'));
-    return c.json({ status: 'deleted', filename: c.req.param('filename') });
+    return c.json({ status: 'deleted', filename: c.req.param('filename') } satisfies Removed);
   });
 
-  app.get('/certificates', fileReader, async (c) => c.json(await certificates.list()));
+  app.get('/certificates', fileReader, async (c) =>
+    c.json((await certificates.list()) satisfies CertificateList),
+  );
   app.post('/certificates/files', adminOnly('manage'), async (c) => {
     const file = await uploadedFile(c, 'certificate_file');
-    return c.json(await certificates.add(file.name, file.content), 201);
+    return c.json((await certificates.add(file.name, file.content)) satisfies FileSaved, 201);
   });
   app.delete('/certificates/files/:filename', adminOnly('manage'), async (c) =>
-    c.json(await certificates.remove(c.req.param('filename'))),
+    c.json((await certificates.remove(c.req.param('filename'))) satisfies Removed),
   );
 
   return app;

@@ -1,6 +1,7 @@
 import { Hono } from 'hono';
 import { deleteCookie, getCookie, setCookie } from 'hono/cookie';
 import { z } from 'zod';
+import type { SessionMe, SignedIn, StatusOk } from '../../../shared/protocol/accounts.ts';
 import { tokenMetadata } from '../../auth/automation-tokens.ts';
 import { SESSION_LIFETIME_MS } from '../../auth/sessions.ts';
 import { publicUser } from '../../auth/types.ts';
@@ -38,17 +39,17 @@ export function sessionRoutes() {
       secure: isHttps(c.req.url, c.req.header('x-forwarded-proto')),
       maxAge: Math.floor(SESSION_LIFETIME_MS / 1000),
     });
-    return c.json({ status: 'ok', user: publicUser(user) });
+    return c.json({ status: 'ok', user: publicUser(user) } satisfies SignedIn);
   });
 
   app.get('/me', (c) => {
     const auth = c.get('auth');
-    if (!auth) return c.json({ authenticated: false, user: null });
+    if (!auth) return c.json({ authenticated: false, user: null } satisfies SessionMe);
     return c.json({
       authenticated: true,
       user: publicUser(auth.user),
       ...(auth.via === 'token' ? { automation_token: tokenMetadata(auth.token) } : {}),
-    });
+    } satisfies SessionMe);
   });
 
   app.post('/change-password', signedIn(null, { duringPasswordChange: true }), async (c) => {
@@ -56,7 +57,7 @@ export function sessionRoutes() {
     const auth = c.get('auth');
     if (auth?.via !== 'session') throw unauthorized('sign in required');
     const user = await c.get('core').sessions.changePassword(auth.user, auth.sessionHash, body);
-    return c.json({ status: 'ok', user: publicUser(user) });
+    return c.json({ status: 'ok', user: publicUser(user) } satisfies SignedIn);
   });
 
   app.post('/logout', async (c) => {
@@ -64,7 +65,7 @@ export function sessionRoutes() {
     const sessionId = getCookie(c, core.cookieName);
     if (sessionId) await core.sessions.logout(sessionId);
     deleteCookie(c, core.cookieName, { path: '/' });
-    return c.json({ status: 'ok' });
+    return c.json({ status: 'ok' } satisfies StatusOk);
   });
 
   app.post('/logout-all', signedIn(null, { duringPasswordChange: true }), async (c) => {
@@ -72,7 +73,7 @@ export function sessionRoutes() {
     const auth = c.get('auth');
     if (auth) await core.sessions.logoutAll(auth.user.id);
     deleteCookie(c, core.cookieName, { path: '/' });
-    return c.json({ status: 'ok' });
+    return c.json({ status: 'ok' } satisfies StatusOk);
   });
 
   return app;

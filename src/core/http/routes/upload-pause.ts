@@ -1,4 +1,5 @@
 import { Hono } from 'hono';
+import type { UploadPauseReply } from '../../../shared/protocol/settings.ts';
 import type { UploadAcceptance } from '../../settings/upload-acceptance.ts';
 import { adminOnly } from '../access.ts';
 import type { AppEnv } from '../app-env.ts';
@@ -8,11 +9,11 @@ export function uploadPauseRoutes(acceptance: UploadAcceptance) {
   const app = new Hono<AppEnv>();
   app.post('/pause', adminOnly('backup'), async (c) => {
     await acceptance.setPaused(true);
-    return c.json({ status: 'paused', uploads_paused: true });
+    return c.json({ status: 'paused', uploads_paused: true } satisfies UploadPauseReply);
   });
   app.post('/resume', adminOnly('backup'), async (c) => {
     await acceptance.setPaused(false);
-    return c.json({ status: 'resumed', uploads_paused: false });
+    return c.json({ status: 'resumed', uploads_paused: false } satisfies UploadPauseReply);
   });
   return app;
 }
