@@ -2,12 +2,14 @@
 // of a job to the end and checks it against the job fingerprint, writing nothing into the job;
 // one on a snapshot damaged on the Station fails (state, Station record, notifications); one
 // cancelled half-way records nothing and lets the next operation run.
+
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { closeSync, openSync, readdirSync, readSync, statSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { DrillOutcome } from '../../src/shared/protocol/drills.ts';
+import type { ScoutStatus } from '../../src/shared/protocol/scout-status.ts';
 import { expectStatus } from '../helpers/assertions.ts';
 import { buildTree } from '../helpers/files.ts';
 import { adminClient, type Client } from '../helpers/http.ts';
@@ -18,7 +20,6 @@ import {
   jobState,
   mintStationToken,
   runNow,
-  type ScoutStatus,
   scoutDataDir,
   scoutStatus,
   waitIdle,

@@ -4,57 +4,11 @@ import assert from 'node:assert/strict';
 import { mkdirSync, mkdtempSync, readdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { DirectoryList, JobStateView } from '../../src/shared/protocol/scout-jobs.ts';
+import type { ScoutStatus } from '../../src/shared/protocol/scout-status.ts';
 import { expectStatus } from './assertions.ts';
 import { adminClient, type Client } from './http.ts';
 import { type ServerOptions, startServer, type TestServer } from './server.ts';
-
-/** The parts of the Scout's GET /api/status the tests read (docs/api.md, Scout). */
-export interface ScoutStatus {
-  scout_id: string;
-  scout_instance_id: string;
-  /** SCAN_ROOT, absolute, and what is wrong with it (null when it is a folder). */
-  scan_root: string;
-  scan_root_problem: string | null;
-  settings?: {
-    station_url: string | null;
-    scout_id: string;
-    scout_credential: string | null;
-    cron_schedule: string;
-  };
-  key_fingerprint: string;
-  /** When the Scout key was fetched from the console or its fingerprint confirmed; null: not yet. */
-  key_saved_at: string | null;
-  uploads_paused: boolean;
-  upload_circuit: { state: string; consecutive_failures: number; retry_at: string | null };
-  run_now_requested: boolean;
-  scheduler: {
-    state: string;
-    cron_schedule: string;
-    next_run_at: string;
-    last_started_at: string | null;
-    last_finished_at: string | null;
-  };
-  operation: {
-    kind: string;
-    job_name: string | null;
-    phase: string;
-    bytes_done: number;
-    bytes_total: number;
-    started_at: string;
-  } | null;
-}
-
-/** A job's local state in the Scout's GET /api/directories. */
-export interface JobState {
-  last_status: string;
-  last_error: string | null;
-  last_attempt_at: string | null;
-  last_success_at: string | null;
-  last_stored_as: string | null;
-  staged: boolean;
-  /** Entries left out of the last snapshot (unreadable, vanished, special files), or null. */
-  last_skipped: { count: number; paths: string[] } | null;
-}
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -172,10 +126,8 @@ export async function runNow(admin: Client, options: WaitOptions = {}): Promise<
 }
 
 /** The local state of the job at `relativePath` (which must be listed). */
-export async function jobState(admin: Client, relativePath: string): Promise<JobState> {
-  const reply = await admin.get<{ directories: Array<{ relative_path: string; state: JobState }> }>(
-    '/api/directories',
-  );
+export async function jobState(admin: Client, relativePath: string): Promise<JobStateView> {
+  const reply = await admin.get<DirectoryList>('/api/directories');
   expectStatus(reply, 200);
   const found = reply.body.directories.find((d) => d.relative_path === relativePath);
   assert.ok(found, `${relativePath} is listed`);

@@ -1,23 +1,17 @@
 // The Scout's status, schedule and operations without a Station: GET /api/status fields,
 // cron changes, run-now / already_running / cancel-operation, uploads pause, clear-staged,
 // force-send of unknown jobs, and the Scout key (read, rotate, keyring, file mode).
+
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
+import type { ScoutStatus } from '../../src/shared/protocol/scout-status.ts';
 import { expectStatus } from '../helpers/assertions.ts';
 import { buildTree } from '../helpers/files.ts';
 import { adminClient, Client, mintAutomationToken } from '../helpers/http.ts';
-import {
-  jobState,
-  runNow,
-  type ScoutStatus,
-  scoutStatus,
-  stagedFiles,
-  startScout,
-  waitIdle,
-} from '../helpers/scout.ts';
+import { jobState, runNow, scoutStatus, stagedFiles, startScout, waitIdle } from '../helpers/scout.ts';
 import type { TestServer } from '../helpers/server.ts';
 
 let scout: TestServer;
@@ -68,8 +62,8 @@ describe('status', () => {
     assert.equal(body.run_now_requested, false);
     assert.equal(body.scheduler.state, 'idle');
     assert.equal(body.scheduler.cron_schedule, TEST_CRON);
-    assert.match(body.scheduler.next_run_at, ISO);
-    const next = Date.parse(body.scheduler.next_run_at);
+    assert.match(body.scheduler.next_run_at ?? 'null', ISO);
+    const next = Date.parse(body.scheduler.next_run_at ?? '');
     assert.ok(next > Date.now(), 'next_run_at lies in the future');
     assert.equal(new Date(next).toISOString().slice(5), '02-29T00:00:00.000Z', 'the next leap-day midnight');
     assert.equal(body.scheduler.last_started_at, null);
@@ -107,11 +101,11 @@ describe('schedule', () => {
     const after = await status();
     assert.equal(after.scheduler.cron_schedule, '*/5 * * * *');
     assert.equal(after.settings?.cron_schedule, '*/5 * * * *');
-    const next = Date.parse(after.scheduler.next_run_at);
+    const next = Date.parse(after.scheduler.next_run_at ?? '');
     assert.ok(next > Date.now(), 'next_run_at lies in the future');
     assert.ok(next <= Date.now() + 5 * 60_000 + 1000, `within five minutes: ${after.scheduler.next_run_at}`);
     assert.equal(new Date(next).getUTCMinutes() % 5, 0);
-    assert.ok(next <= Date.parse(before.scheduler.next_run_at));
+    assert.ok(next <= Date.parse(before.scheduler.next_run_at ?? ''));
   });
 
   test('a bad cron expression is a 400 and changes nothing', async () => {

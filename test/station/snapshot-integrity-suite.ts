@@ -2,12 +2,15 @@
 // and, across a restart, the kept result and start-up reconciliation with the store. The first
 // test sees a Station on which verification never ran; the last section stops the Station,
 // edits its store by hand (files on disk, objects in the bucket) and starts it again.
+
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { existsSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { before, describe, test } from 'node:test';
 import { HOUR_MS } from '../../src/core/clock.ts';
+import type { OverviewScout } from '../../src/shared/protocol/overview.ts';
+import type { VerifyFailure } from '../../src/shared/protocol/snapshots.ts';
 import { assertError } from '../helpers/assertions.ts';
 import { adminClient } from '../helpers/http.ts';
 import {
@@ -21,15 +24,7 @@ import {
   storeOf,
 } from '../helpers/station-store.ts';
 import { archiveMeta, initiate } from '../helpers/uploads.ts';
-import {
-  assertIso,
-  type Failure,
-  hex64,
-  type ScoutJson,
-  type StartStation,
-  type Stored,
-  useStoreStation,
-} from './store-kit.ts';
+import { assertIso, hex64, type StartStation, type Stored, useStoreStation } from './store-kit.ts';
 
 /** What verification reports of one file of a job. */
 function failure(at: { scout: string; instance: string; job: string }, filename: string, problem: string) {
@@ -253,7 +248,7 @@ export function snapshotIntegritySuite(label: string, start: StartStation): void
           kept,
         );
         const totals = (await overview('?section=storage')).body.storage;
-        const live = (await overview('?section=snapshots')).body.scouts as ScoutJson[];
+        const live = (await overview('?section=snapshots')).body.scouts as OverviewScout[];
         const liveCount = live
           .flatMap((s) => s.instances)
           .flatMap((i) => i.jobs)
@@ -278,7 +273,7 @@ export function snapshotIntegritySuite(label: string, start: StartStation): void
         assert.equal(result.status, 'failed');
         assert.deepEqual(failuresOf(result, deleted.name), [failure(rc, deleted.name, 'missing')]);
         assert.deepEqual(
-          result.failures.filter((f: Failure) => f.problem !== 'missing'),
+          result.failures.filter((f: VerifyFailure) => f.problem !== 'missing'),
           [],
           'the copied and formerly unindexed files verify',
         );

@@ -1,10 +1,12 @@
 // Stored snapshots seen and managed by an admin: the overview, snapshot downloads and deletes,
 // and deleting an instance. One Station for the file; each test has its own names.
+
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { before, describe, test } from 'node:test';
+import type { OverviewScout, OverviewSnapshot } from '../../src/shared/protocol/overview.ts';
 import { assertError } from '../helpers/assertions.ts';
 import {
   assertStorageShown,
@@ -13,15 +15,7 @@ import {
   snapshotExists,
   storeOf,
 } from '../helpers/station-store.ts';
-import {
-  assertIso,
-  hex64,
-  type ScoutJson,
-  type SnapshotJson,
-  type StartStation,
-  type Stored,
-  useStoreStation,
-} from './store-kit.ts';
+import { assertIso, hex64, type StartStation, type Stored, useStoreStation } from './store-kit.ts';
 
 export function snapshotManagementSuite(label: string, start: StartStation): void {
   describe(label, () => {
@@ -82,7 +76,7 @@ export function snapshotManagementSuite(label: string, start: StartStation): voi
         }
 
         // The counts agree with the tree in the same answer.
-        const live = (body.scouts as ScoutJson[])
+        const live = (body.scouts as OverviewScout[])
           .flatMap((s) => s.instances)
           .flatMap((i) => i.jobs)
           .flatMap((j) => j.snapshots)
@@ -93,7 +87,7 @@ export function snapshotManagementSuite(label: string, start: StartStation): voi
           live.reduce((sum, s) => sum + s.size_bytes, 0),
         );
 
-        const scout = (body.scouts as ScoutJson[]).find((s) => s.scout_id === at.scout);
+        const scout = (body.scouts as OverviewScout[]).find((s) => s.scout_id === at.scout);
         assert.ok(scout, `scout ${at.scout} in the overview`);
         assert.equal(scout.instances.length, 1);
         const inst = scout.instances[0];
@@ -111,7 +105,7 @@ export function snapshotManagementSuite(label: string, start: StartStation): voi
           ['music', [otherJob]],
         ];
         for (const [job, list] of expectations) {
-          const snaps: SnapshotJson[] = inst.jobs.find((j) => j.job_name === job)?.snapshots ?? [];
+          const snaps: OverviewSnapshot[] = inst.jobs.find((j) => j.job_name === job)?.snapshots ?? [];
           assert.deepEqual(snaps.map((s) => s.name).sort(), list.map((s) => s.name).sort());
           for (const expected of list) {
             const snap = snaps.find((s) => s.name === expected.name);
@@ -140,7 +134,7 @@ export function snapshotManagementSuite(label: string, start: StartStation): voi
 
         const snapshots = await overview('?section=snapshots');
         assert.deepEqual(Object.keys(snapshots.body), ['scouts']);
-        assert.ok((snapshots.body.scouts as ScoutJson[]).some((s) => s.scout_id === at.scout));
+        assert.ok((snapshots.body.scouts as OverviewScout[]).some((s) => s.scout_id === at.scout));
 
         const settings = await overview('?section=settings');
         assert.deepEqual(Object.keys(settings.body), ['settings']);

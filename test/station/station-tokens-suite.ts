@@ -2,10 +2,12 @@
 // (docs/protocol.md: Station tokens; docs/api.md: Station). Runs on PGlite and on PostgreSQL.
 // One Station for the file; every test uses its own scout_id / instance names; the clock only
 // moves forward.
+
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { describe, test } from 'node:test';
 import { DAY_MS } from '../../src/core/clock.ts';
+import type { StationTokenView } from '../../src/shared/protocol/station-tokens.ts';
 import { assertError, expectIsoNear } from '../helpers/assertions.ts';
 import { sha256 } from '../helpers/hashes.ts';
 import { Client } from '../helpers/http.ts';
@@ -14,7 +16,6 @@ import { call, finalize, initiate, putChunk } from '../helpers/uploads.ts';
 import {
   assertGoneOrRevoked,
   assertOk,
-  type CredentialEntry,
   instanceId,
   MAX_UPLOAD,
   rawRequest,
@@ -135,7 +136,7 @@ export function stationTokensSuite(label: string, start: StartStation): void {
           if (signature.length >= 16)
             assert.ok(!list.text.includes(signature), 'credential signature leaked');
         }
-        const entry = (list.body.credentials as CredentialEntry[]).find((c) => c.token_hash === minted.hash);
+        const entry = (list.body.credentials as StationTokenView[]).find((c) => c.token_hash === minted.hash);
         assert.ok(entry, 'the new token is listed by sha256(credential)');
         assert.equal(entry.max_registrations, 3);
       });

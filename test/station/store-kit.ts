@@ -6,7 +6,14 @@ import { randomBytes } from 'node:crypto';
 import { request as httpRequest } from 'node:http';
 import { join } from 'node:path';
 import { after, before } from 'node:test';
+import type { ErrorBody } from '../../src/shared/protocol/error-codes.ts';
 import { utcSecond } from '../../src/shared/protocol/fields.ts';
+import type {
+  OverviewInstance,
+  OverviewScout,
+  OverviewSnapshot,
+} from '../../src/shared/protocol/overview.ts';
+import type { VerifyFailure } from '../../src/shared/protocol/snapshots.ts';
 import { adminClient, type Client, mintAutomationToken, type Reply } from '../helpers/http.ts';
 import type { TestServer } from '../helpers/server.ts';
 import { type ArchiveMeta, archiveMeta, upload } from '../helpers/uploads.ts';
@@ -21,42 +28,13 @@ export interface Download {
   json: ErrorJson | null;
 }
 
-export interface ErrorJson {
-  detail?: unknown;
-}
+/** A download's body when it is JSON (an error answer). */
+export type ErrorJson = Partial<ErrorBody>;
 
 export interface Stored {
   data: Buffer;
   meta: ArchiveMeta;
   name: string;
-}
-
-export interface SnapshotJson {
-  name: string;
-  size_bytes: number;
-  mtime: string;
-  missing?: boolean;
-}
-
-export interface InstanceJson {
-  scout_instance_id: string;
-  key_fingerprint: string | null;
-  advertised_url: string | null;
-  last_seen_at: string | null;
-  jobs: { job_name: string; snapshots: SnapshotJson[] }[];
-}
-
-export interface ScoutJson {
-  scout_id: string;
-  instances: InstanceJson[];
-}
-
-export interface Failure {
-  scout_id: string;
-  scout_instance_id: string;
-  job_name: string;
-  filename: string;
-  problem: string;
 }
 
 export const hex64 = () => randomBytes(32).toString('hex');
@@ -196,12 +174,12 @@ export function useStoreStation(start: StartStation) {
     return reply;
   }
 
-  async function instanceIn(scout: string, instance: string): Promise<InstanceJson | undefined> {
-    const scouts: ScoutJson[] = (await overview('?section=snapshots')).body.scouts;
+  async function instanceIn(scout: string, instance: string): Promise<OverviewInstance | undefined> {
+    const scouts: OverviewScout[] = (await overview('?section=snapshots')).body.scouts;
     return scouts.find((s) => s.scout_id === scout)?.instances.find((i) => i.scout_instance_id === instance);
   }
 
-  async function snapshotsOf(scout: string, instance: string, job: string): Promise<SnapshotJson[]> {
+  async function snapshotsOf(scout: string, instance: string, job: string): Promise<OverviewSnapshot[]> {
     const inst = await instanceIn(scout, instance);
     return inst?.jobs.find((j) => j.job_name === job)?.snapshots ?? [];
   }
@@ -212,7 +190,7 @@ export function useStoreStation(start: StartStation) {
     return reply;
   }
 
-  const failuresOf = (result: { failures: Failure[] }, filename: string) =>
+  const failuresOf = (result: { failures: VerifyFailure[] }, filename: string) =>
     result.failures.filter((f) => f.filename === filename);
 
   return Object.assign(ctx, {

@@ -1,9 +1,11 @@
 // What an upload initiation and its chunks must be: field rules, names, sizes and the
 // Station's limits (docs/protocol.md: Names and fields). Runs on PGlite and on
 // PostgreSQL. One Station for the file with MAX_UPLOAD_BYTES=3000000.
+
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { before, describe, test } from 'node:test';
+import type { OverviewScout } from '../../src/shared/protocol/overview.ts';
 import { assertError } from '../helpers/assertions.ts';
 import { Client } from '../helpers/http.ts';
 import { type ArchiveMeta, call, initiate } from '../helpers/uploads.ts';
@@ -11,7 +13,6 @@ import {
   assertOk,
   instanceId,
   MAX_UPLOAD,
-  type OverviewScout,
   rawRequest,
   STORED_NAME,
   type StartStation,

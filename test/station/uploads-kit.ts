@@ -8,6 +8,9 @@ import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before } from 'node:test';
 import { utcSecond } from '../../src/shared/protocol/fields.ts';
+import type { OverviewScout, OverviewSnapshot } from '../../src/shared/protocol/overview.ts';
+import type { StationTokenView } from '../../src/shared/protocol/station-tokens.ts';
+import type { FinalizeReply } from '../../src/shared/protocol/uploads.ts';
 import { sha256 } from '../helpers/hashes.ts';
 import { adminClient, type Client, parseBody } from '../helpers/http.ts';
 import type { TestServer } from '../helpers/server.ts';
@@ -31,43 +34,6 @@ export interface AnyReply {
   text?: string;
 }
 
-export interface CredentialEntry {
-  token_hash: string;
-  created_at: string;
-  expires_at: string;
-  shared: boolean;
-  max_registrations: number;
-  registrations?: Array<{ scout_id: string; scout_instance_id: string }>;
-  revoked?: boolean;
-  revoked_at?: string;
-  credential?: unknown;
-}
-
-export interface SnapshotEntry {
-  name: string;
-  size_bytes: number;
-  mtime: string;
-  unusual?: boolean;
-  unusual_reason?: string;
-}
-
-export interface OverviewScout {
-  scout_id: string;
-  instances: Array<{
-    scout_instance_id: string;
-    jobs: Array<{ job_name: string; snapshots: SnapshotEntry[] }>;
-  }>;
-}
-
-export interface Finalized {
-  status: string;
-  stored_as: string;
-  pruned: string[];
-  duplicate: boolean;
-  unusual?: boolean;
-  unusual_reason?: string;
-}
-
 export const show = (reply: AnyReply) => reply.text ?? JSON.stringify(reply.body);
 
 /** Asserts a success status (200 unless given); a string argument is a message for a 200. */
@@ -78,10 +44,11 @@ export function assertOk(reply: AnyReply, statusOrMessage: number | string = 200
 }
 
 /** A revoked token leaves the list, or stays marked as revoked (either is allowed). */
-export function assertGoneOrRevoked(entry: CredentialEntry | undefined): void {
+export function assertGoneOrRevoked(entry: StationTokenView | undefined): void {
   if (entry === undefined) return;
+  const marked = entry as StationTokenView & { revoked?: boolean; revoked_at?: string };
   assert.ok(
-    entry.revoked === true || typeof entry.revoked_at === 'string',
+    marked.revoked === true || typeof marked.revoked_at === 'string',
     `still listed as live: ${JSON.stringify(entry)}`,
   );
 }
@@ -171,13 +138,13 @@ export function useStation(start: StartStation, name: string, env: Record<string
     return { credential: reply.body.credential, hash: sha256(reply.body.credential), body: reply.body };
   }
 
-  async function listEntry(hash: string, client: Client = ctx.admin): Promise<CredentialEntry | undefined> {
+  async function listEntry(hash: string, client: Client = ctx.admin): Promise<StationTokenView | undefined> {
     const list = await client.get('/api/credentials');
     assertOk(list);
-    return (list.body.credentials as CredentialEntry[]).find((c) => c.token_hash === hash);
+    return (list.body.credentials as StationTokenView[]).find((c) => c.token_hash === hash);
   }
 
-  async function requireEntry(hash: string): Promise<CredentialEntry> {
+  async function requireEntry(hash: string): Promise<StationTokenView> {
     const entry = await listEntry(hash);
     assert.ok(entry, `token ${hash} is listed`);
     return entry;
@@ -189,7 +156,7 @@ export function useStation(start: StartStation, name: string, env: Record<string
     scout: string,
     inst: string,
     job: string,
-  ): Promise<SnapshotEntry[] | undefined> {
+  ): Promise<OverviewSnapshot[] | undefined> {
     const reply = await client.get('/api/overview?section=snapshots');
     assertOk(reply);
     const s = (reply.body.scouts as OverviewScout[]).find((x) => x.scout_id === scout);
@@ -204,7 +171,7 @@ export function useStation(start: StartStation, name: string, env: Record<string
     data: Uint8Array,
     meta: ArchiveMeta,
     chunkSize = 128 * 1024,
-  ): Promise<Finalized> {
+  ): Promise<FinalizeReply> {
     const started = await initiate(url, token, meta);
     assertOk(started);
     assert.equal(started.body.status, 'receiving', JSON.stringify(started.body));

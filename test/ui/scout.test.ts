@@ -5,6 +5,7 @@
 // exclude; run-now producing a snapshot on the Station while the progress bar moves (the
 // page's clock is moved for the 2.5 s refresh, not waited for); preview and restore; the
 // Station's restore requests; the Scout key download and rotation. Tests run in order.
+
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -22,6 +23,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
+import type { ScoutStatus } from '../../src/shared/protocol/scout-status.ts';
 import {
   firstSignIn,
   launchBrowser,
@@ -32,14 +34,7 @@ import {
 } from '../helpers/browser.ts';
 import { buildTree } from '../helpers/files.ts';
 import { ADMIN_PASSWORD, adminClient, type Client } from '../helpers/http.ts';
-import {
-  backupJob,
-  jobState,
-  mintStationToken,
-  type ScoutStatus,
-  scoutDataDir,
-  snapshotsOf,
-} from '../helpers/scout.ts';
+import { backupJob, jobState, mintStationToken, scoutDataDir, snapshotsOf } from '../helpers/scout.ts';
 import { startServer, type TestServer } from '../helpers/server.ts';
 
 const skip = skipUnlessChromium();

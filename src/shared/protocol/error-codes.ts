@@ -55,6 +55,15 @@ export const ERROR_CODES = {
 
 export type ErrorCode = keyof typeof ERROR_CODES;
 
+/**
+ * Every error answer of both roles (src/core/http/error-handler.ts): `detail` says what is wrong
+ * in words (or, for the upload protocol's 409s, an object such as uploads.ts's ResumeDetail).
+ */
+export interface ErrorBody {
+  detail: string | Record<string, unknown>;
+  code: ErrorCode;
+}
+
 export function isErrorCode(value: unknown): value is ErrorCode {
   return typeof value === 'string' && Object.hasOwn(ERROR_CODES, value);
 }
