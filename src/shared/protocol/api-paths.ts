@@ -16,6 +16,7 @@ export const API_ROOTS = {
   restoreRequests: '/api/restore-requests',
   // The Station's.
   overview: '/api/overview',
+  jobs: '/api/jobs',
   snapshots: '/api/snapshots',
   instances: '/api/instances',
   retention: '/api/retention',
@@ -75,6 +76,13 @@ function snapshotPath(job: JobKey, filename: string): string {
 export const stationPaths = {
   /** `GET`: the whole overview, or one `section` of it. */
   overview: (section?: 'settings' | 'storage' | 'snapshots') => withQuery(API_ROOTS.overview, { section }),
+  /** `GET`: one page of jobs with their health (jobs.ts's JobsQuery: limit, cursor, filters). */
+  jobs: (query: Record<string, string | number | undefined> = {}) => withQuery(API_ROOTS.jobs, query),
+  /** `GET`: one job's snapshots, on demand. */
+  jobSnapshots: (job: JobKey) =>
+    `${under(API_ROOTS.jobs, job.scoutId, job.instanceId, job.jobName)}/snapshots`,
+  /** `GET`: every instance (the restore dialog's targets); `DELETE` of one: `instance`. */
+  instances: API_ROOTS.instances,
   settings: API_ROOTS.settings,
   retentionPreview: (query: Record<string, string | number | undefined>) =>
     withQuery(`${API_ROOTS.retention}/preview`, query),

@@ -13,6 +13,7 @@ export * from './fields.ts';
 export * from './headers.ts';
 export * from './integrations.ts';
 export * from './job-key.ts';
+export * from './jobs.ts';
 export * from './overview.ts';
 export * from './paths.ts';
 export * from './recovery.ts';
