@@ -1,8 +1,17 @@
 // The protocol module's rules on their own: field rules, stored snapshot names, the addresses a
-// Scout calls, and how an error gets its code.
+// Scout and the web UIs call, and how an error gets its code.
 import assert from 'node:assert/strict';
+import { readdirSync, readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { describe, test } from 'node:test';
+import { fileURLToPath } from 'node:url';
 import { AppError, conflict, unavailable } from '../../src/core/errors.ts';
+import {
+  accountPaths,
+  integrationPaths,
+  scoutPaths,
+  stationPaths,
+} from '../../src/shared/protocol/api-paths.ts';
 import { defaultErrorCode, ERROR_CODES, errorCodeOf } from '../../src/shared/protocol/error-codes.ts';
 import {
   isFingerprint,
@@ -95,6 +104,47 @@ describe('protocol addresses', () => {
     assert.equal(paths.requestArchive('r1'), '/backup/recovery/host%20a/inst%2F1/requests/r1/archive');
     assert.equal(paths.drill('docs'), '/backup/drills/host%20a/inst%2F1/docs');
     assert.equal(uploadPaths.chunk('u/1', 5), '/backup/uploads/u%2F1/chunk?offset=5');
+  });
+
+  test('/api addresses: components and query values encoded, empty queries left out', () => {
+    const job = { scoutId: 'host a', instanceId: 'inst/1', jobName: 'my job' };
+    assert.equal(
+      stationPaths.snapshot(job, 'a b.tar.zst'),
+      '/api/snapshots/host%20a/inst%2F1/my%20job/a%20b.tar.zst',
+    );
+    assert.equal(
+      stationPaths.snapshotProtect(job, 'x.tar.zst'),
+      '/api/snapshots/host%20a/inst%2F1/my%20job/x.tar.zst/protect',
+    );
+    assert.equal(stationPaths.retentionJob(job), '/api/retention/jobs/host%20a/inst%2F1/my%20job');
+    assert.equal(stationPaths.jobSnapshots(job), '/api/jobs/host%20a/inst%2F1/my%20job/snapshots');
+    assert.equal(stationPaths.instance('host a', 'inst/1'), '/api/instances/host%20a/inst%2F1');
+    assert.equal(stationPaths.instance('h', 'i', true), '/api/instances/h/i?cleanup_missing=true');
+    assert.equal(stationPaths.overview(), '/api/overview');
+    assert.equal(stationPaths.overview('settings'), '/api/overview?section=settings');
+    assert.equal(
+      stationPaths.retentionPreview({ job_name: 'a&b', retention_keep_last: 2, scout_id: undefined }),
+      '/api/retention/preview?job_name=a%26b&retention_keep_last=2',
+    );
+    assert.equal(scoutPaths.browse('a b/ü'), '/api/directories/browse?relative_path=a%20b%2F%C3%BC');
+    assert.equal(accountPaths.user('u/1'), '/api/users/u%2F1');
+    assert.equal(integrationPaths.hookFile('x y.sh'), '/api/hooks/files/x%20y.sh');
+    assert.equal(stationPaths.stationTokensOfInstance('h', 'i'), '/api/credentials/instances/h/i');
+  });
+
+  test('the web UIs build every /api address through src/shared/protocol/api-paths.ts', () => {
+    const web = join(dirname(fileURLToPath(import.meta.url)), '../../web');
+    const literal = /['"`]\/api\//;
+    const offenders: string[] = [];
+    for (const name of readdirSync(web, { recursive: true, encoding: 'utf8' })) {
+      if (!/\.tsx?$/.test(name)) continue;
+      readFileSync(join(web, name), 'utf8')
+        .split('\n')
+        .forEach((line, index) => {
+          if (literal.test(line)) offenders.push(`web/${name}:${index + 1}: ${line.trim()}`);
+        });
+    }
+    assert.deepEqual(offenders, [], 'use accountPaths, integrationPaths, stationPaths or scoutPaths');
   });
 });
 

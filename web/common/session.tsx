@@ -10,7 +10,7 @@ export type User = PublicUser;
 
 export interface SessionValue {
   user: User;
-  /** Re-reads `/api/session/me` (after a change that affects the signed-in account). */
+  /** Re-reads the signed-in account (accountPaths.me) after a change that affects it. */
   refresh: () => Promise<void>;
   signOut: () => Promise<void>;
   signOutEverywhere: () => Promise<void>;
