@@ -20,7 +20,7 @@ export type StationSettingsView = RetentionSettingsView & ReplicationSettingsVie
 export interface ScoutSettingsView {
   station_url: string | null;
   scout_id: string;
-  /** The Station token (wire name fixed by the spec). */
+  /** The Station token (the published name of the field, docs/api.md). */
   scout_credential: string | null;
   cron_schedule: string;
   /** When restore drills run (cron); empty: never. */
