@@ -90,174 +90,178 @@ function ScoutSettingsForm() {
   const next = status.data?.scheduler.next_run_at ?? null;
 
   return (
-    <Section title="Station and schedule">
-      <dl class="facts">
-        <dt>Scan root</dt>
-        <dd>
-          <code data-testid="settings-scan-root">{status.data?.scan_root ?? '…'}</code>
-          <small class="hint">
-            {' '}
-            The folder whose sub-folders are backed up. It is set when the Scout starts (
-            <code>SCAN_ROOT</code>
-            ), not here.
-          </small>
-        </dd>
-      </dl>
-      <form
-        aria-label="Scout settings"
-        onSubmit={async (event) => {
-          event.preventDefault();
-          setDone(null);
-          const token = credential.trim();
-          const reply = await action.run(() =>
-            api.post<SettingsReply<ScoutSettingsView>>(scoutPaths.settings, {
-              station_url: stationUrl.trim() || null,
-              scout_credential: token || (removeCredential ? null : saved.scout_credential),
-              scout_id: scoutId.trim(),
-              cron_schedule: cron.trim(),
-              drill_schedule: drillCron.trim(),
-              force_send_every_days: freshDays.trim() === '' ? 7 : Number(freshDays.trim()),
-            }),
-          );
-          if (!reply) return;
-          show(reply.settings);
-          setDone(null);
-          // Saying "Saved." is not enough for a Station address: ask the Station now.
-          if (reply.settings.station_url && reply.settings.scout_credential) {
-            setChecking(true);
-            const contact = await api
-              .post<StationContactView>(scoutPaths.stationCheck)
-              .catch(() => null)
-              .finally(() => setChecking(false));
-            setDone(contact ? contactResult(contact) : { tone: 'bad', text: 'Saved, but the check failed.' });
-          } else {
-            setDone({ tone: 'ok', text: 'Saved. No Station is set yet, so nothing is uploaded.' });
-          }
-          await status.reload();
-        }}
-      >
-        <Field
-          label="Station URL"
-          type="url"
-          value={stationUrl}
-          onInput={setStationUrl}
-          placeholder="https://station.example.net:6555"
-          autoComplete="url"
-          spellcheck={false}
-          hint="Where the Station listens, as this Scout reaches it."
-        />
-        <Field
-          label="Station token"
-          type="password"
-          value={credential}
-          onInput={setCredential}
-          autoComplete="off"
-          spellcheck={false}
-          placeholder={hasCredential ? '•••••••• (saved, not shown)' : 'paste the Station token'}
-          hint={
-            <span data-testid="credential-state">
-              {hasCredential
-                ? 'A Station token is saved (not shown). Leave this empty to keep it, or paste a new one to replace it.'
-                : 'No Station token is saved. Mint one on the Station\'s "Station tokens" page and paste it here.'}
-            </span>
-          }
-        />
-        {hasCredential ? (
-          <Checkbox
-            label="Remove the saved Station token"
-            checked={removeCredential}
-            onChange={setRemoveCredential}
+    <>
+      <Section title="Station and schedule">
+        <dl class="facts">
+          <dt>Scan root</dt>
+          <dd>
+            <code data-testid="settings-scan-root">{status.data?.scan_root ?? '…'}</code>
+            <small class="hint">
+              {' '}
+              The folder whose sub-folders are backed up. It is set when the Scout starts (
+              <code>SCAN_ROOT</code>
+              ), not here.
+            </small>
+          </dd>
+        </dl>
+        <form
+          aria-label="Scout settings"
+          onSubmit={async (event) => {
+            event.preventDefault();
+            setDone(null);
+            const token = credential.trim();
+            const reply = await action.run(() =>
+              api.post<SettingsReply<ScoutSettingsView>>(scoutPaths.settings, {
+                station_url: stationUrl.trim() || null,
+                scout_credential: token || (removeCredential ? null : saved.scout_credential),
+                scout_id: scoutId.trim(),
+                cron_schedule: cron.trim(),
+                drill_schedule: drillCron.trim(),
+                force_send_every_days: freshDays.trim() === '' ? 7 : Number(freshDays.trim()),
+              }),
+            );
+            if (!reply) return;
+            show(reply.settings);
+            setDone(null);
+            // Saying "Saved." is not enough for a Station address: ask the Station now.
+            if (reply.settings.station_url && reply.settings.scout_credential) {
+              setChecking(true);
+              const contact = await api
+                .post<StationContactView>(scoutPaths.stationCheck)
+                .catch(() => null)
+                .finally(() => setChecking(false));
+              setDone(
+                contact ? contactResult(contact) : { tone: 'bad', text: 'Saved, but the check failed.' },
+              );
+            } else {
+              setDone({ tone: 'ok', text: 'Saved. No Station is set yet, so nothing is uploaded.' });
+            }
+            await status.reload();
+          }}
+        >
+          <Field
+            label="Station URL"
+            type="url"
+            value={stationUrl}
+            onInput={setStationUrl}
+            placeholder="https://station.example.net:6555"
+            autoComplete="url"
+            spellcheck={false}
+            hint="Where the Station listens, as this Scout reaches it."
           />
-        ) : null}
-        <Field
-          label="Scout ID"
-          value={scoutId}
-          onInput={setScoutId}
-          spellcheck={false}
-          autoComplete="off"
-          hint="The name this Scout's snapshots are filed under on the Station. Changing it starts a new namespace there."
-        />
-        <Field
-          label="Backup schedule (cron)"
-          value={cron}
-          onInput={setCron}
-          spellcheck={false}
-          autoComplete="off"
-          hint={
-            <>
-              When backups run, as a cron expression in the Scout's time zone:{' '}
-              {describeCron(cron) ? (
-                <strong data-testid="cron-words">{describeCron(cron)}</strong>
-              ) : (
-                <>
-                  <code>0 * * * *</code> is hourly, <code>30 2 * * *</code> daily at 02:30
-                </>
-              )}
-              .
-            </>
-          }
-        />
-        <p data-testid="next-run">
-          Next cycle:{' '}
-          {next ? (
-            <>
-              {localTime(next)} (<Time value={next} />)
-            </>
-          ) : (
-            '—'
-          )}
-          {status.data && status.data.scheduler.cron_schedule !== cron.trim() ? (
-            <span class="muted"> — for the saved schedule; save to apply the new one</span>
+          <Field
+            label="Station token"
+            type="password"
+            value={credential}
+            onInput={setCredential}
+            autoComplete="off"
+            spellcheck={false}
+            placeholder={hasCredential ? '•••••••• (saved, not shown)' : 'paste the Station token'}
+            hint={
+              <span data-testid="credential-state">
+                {hasCredential
+                  ? 'A Station token is saved (not shown). Leave this empty to keep it, or paste a new one to replace it.'
+                  : 'No Station token is saved. Mint one on the Station\'s "Station tokens" page and paste it here.'}
+              </span>
+            }
+          />
+          {hasCredential ? (
+            <Checkbox
+              label="Remove the saved Station token"
+              checked={removeCredential}
+              onChange={setRemoveCredential}
+            />
           ) : null}
-        </p>
-        <Field
-          label="Fresh snapshot every (days)"
-          type="number"
-          min={0}
-          step={1}
-          value={freshDays}
-          onInput={setFreshDays}
-          hint={
-            <>
-              A job whose newest snapshot is this many days old gets a fresh one at its next backup, even when
-              its names and sizes did not change (edits that keep a file's size are caught this way). 0:
-              never. <span class="api-name">force_send_every_days</span>
-            </>
-          }
-        />
-        <Field
-          label="Drill schedule (cron)"
-          value={drillCron}
-          onInput={setDrillCron}
-          spellcheck={false}
-          autoComplete="off"
-          placeholder="empty: never"
-          hint={
-            <>
-              When restore drills run (each job's newest snapshot is read back from the Station to prove it
-              restores), as a cron expression
-              {describeCron(drillCron) ? <strong> ({describeCron(drillCron)})</strong> : null}:{' '}
-              <code>0 4 * * 0</code> is Sundays at 04:00, the default. Leave it empty to turn scheduled drills
-              off. A job is flagged when no drill passed within twice this period.
-            </>
-          }
-        />
-        <p class="hint">
-          Saving stores every value above, so values that came from environment variables are pinned.
-        </p>
-        <ErrorText error={action.error} />
-        {checking ? <Notice>Saved. Testing the connection to the Station…</Notice> : null}
-        {done ? (
-          <p class={done.tone === 'ok' ? 'notice' : 'error'} role="status" data-testid="save-outcome">
-            {done.text}
+          <Field
+            label="Scout ID"
+            value={scoutId}
+            onInput={setScoutId}
+            spellcheck={false}
+            autoComplete="off"
+            hint="The name this Scout's snapshots are filed under on the Station. Changing it starts a new namespace there."
+          />
+          <Field
+            label="Backup schedule (cron)"
+            value={cron}
+            onInput={setCron}
+            spellcheck={false}
+            autoComplete="off"
+            hint={
+              <>
+                When backups run, as a cron expression in the Scout's time zone:{' '}
+                {describeCron(cron) ? (
+                  <strong data-testid="cron-words">{describeCron(cron)}</strong>
+                ) : (
+                  <>
+                    <code>0 * * * *</code> is hourly, <code>30 2 * * *</code> daily at 02:30
+                  </>
+                )}
+                .
+              </>
+            }
+          />
+          <p data-testid="next-run">
+            Next cycle:{' '}
+            {next ? (
+              <>
+                {localTime(next)} (<Time value={next} />)
+              </>
+            ) : (
+              '—'
+            )}
+            {status.data && status.data.scheduler.cron_schedule !== cron.trim() ? (
+              <span class="muted"> — for the saved schedule; save to apply the new one</span>
+            ) : null}
           </p>
-        ) : null}
-        <div class="actions">
-          <button type="submit" class="primary" disabled={action.busy}>
-            Save Scout settings
-          </button>
-        </div>
-      </form>
-    </Section>
+          <Field
+            label="Fresh snapshot every (days)"
+            type="number"
+            min={0}
+            step={1}
+            value={freshDays}
+            onInput={setFreshDays}
+            hint={
+              <>
+                A job whose newest snapshot is this many days old gets a fresh one at its next backup, even
+                when its names and sizes did not change (edits that keep a file's size are caught this way).
+                0: never. <span class="api-name">force_send_every_days</span>
+              </>
+            }
+          />
+          <Field
+            label="Drill schedule (cron)"
+            value={drillCron}
+            onInput={setDrillCron}
+            spellcheck={false}
+            autoComplete="off"
+            placeholder="empty: never"
+            hint={
+              <>
+                When restore drills run (each job's newest snapshot is read back from the Station to prove it
+                restores), as a cron expression
+                {describeCron(drillCron) ? <strong> ({describeCron(drillCron)})</strong> : null}:{' '}
+                <code>0 4 * * 0</code> is Sundays at 04:00, the default. Leave it empty to turn scheduled
+                drills off. A job is flagged when no drill passed within twice this period.
+              </>
+            }
+          />
+          <p class="hint">
+            Saving stores every value above, so values that came from environment variables are pinned.
+          </p>
+          <ErrorText error={action.error} />
+          {checking ? <Notice>Saved. Testing the connection to the Station…</Notice> : null}
+          {done ? (
+            <p class={done.tone === 'ok' ? 'notice' : 'error'} role="status" data-testid="save-outcome">
+              {done.text}
+            </p>
+          ) : null}
+          <div class="actions">
+            <button type="submit" class="primary" disabled={action.busy}>
+              Save Scout settings
+            </button>
+          </div>
+        </form>
+      </Section>
+    </>
   );
 }

@@ -1,20 +1,12 @@
 import { clock } from '../../core/clock.ts';
 import { logger } from '../../core/log.ts';
+import type { OperationKind, OperationView } from '../../shared/protocol/scout-status.ts';
 
 const log = logger.child({ mod: 'scout/runner' });
 
-export type OperationKind = 'cycle' | 'force_send' | 'restore' | 'drill';
-
-export interface Operation {
-  kind: OperationKind;
-  job_name: string | null;
-  phase: string;
-  bytes_done: number;
-  bytes_total: number;
-  /** Entries a restore could not restore (in full) so far; 0 for other operations. */
-  problems: number;
-  started_at: string;
-}
+export type { OperationKind };
+/** The running operation as GET /api/status shows it (src/shared/protocol/scout-status.ts). */
+export type Operation = OperationView;
 
 /** Told of every progress update of an operation, before it applies (`op` still shows the old values). */
 export type ProgressObserver = (op: Readonly<Operation>, patch: OperationPatch) => void;

@@ -5,6 +5,7 @@ import { ConfigError, type ScoutConfig } from '../../core/config.ts';
 import type { SettingsStore } from '../../core/settings/settings-store.ts';
 import { httpUrlField } from '../../shared/http-url.ts';
 import { isNamespaceComponent, NAMESPACE_RULE } from '../../shared/namespace.ts';
+import type { ScoutSettingsView } from '../../shared/protocol/settings.ts';
 
 export const DEFAULT_CRON_SCHEDULE = '0 * * * *';
 /** Restore drills: Sundays at 04:00. */
@@ -38,19 +39,8 @@ export const ScoutSettingsInput = z.strictObject({
     .optional(),
 });
 
-export interface ScoutSettings {
-  station_url: string | null;
-  scout_id: string;
-  scout_credential: string | null;
-  cron_schedule: string;
-  /** When restore drills run; empty: never. */
-  drill_schedule: string;
-  /**
-   * A job whose newest snapshot is this many days old gets a fresh one in its next cycle, even
-   * when its fingerprint did not change (same-size edits); 0: never.
-   */
-  force_send_every_days: number;
-}
+/** The Scout's settings as saved and answered (src/shared/protocol/settings.ts). */
+export type ScoutSettings = ScoutSettingsView;
 
 export const DEFAULT_FORCE_SEND_EVERY_DAYS = 7;
 

@@ -11,7 +11,7 @@ export interface OperationView {
   phase: string;
   bytes_done: number;
   bytes_total: number;
-  /** Entries a restore could not restore (in full) so far. */
+  /** Entries a restore could not restore (in full) so far; 0 for other operations. */
   problems: number;
   started_at: string;
 }

@@ -25,7 +25,10 @@ export interface ScoutSettingsView {
   cron_schedule: string;
   /** When restore drills run (cron); empty: never. */
   drill_schedule: string;
-  /** A job whose newest snapshot is this many days old gets a fresh one; 0: never. */
+  /**
+   * A job whose newest snapshot is this many days old gets a fresh one in its next cycle, even
+   * when its fingerprint did not change (same-size edits); 0: never.
+   */
   force_send_every_days: number;
 }
 

@@ -1,4 +1,5 @@
 import type { Readable } from 'node:stream';
+import type { StoreHealthView } from '../../shared/protocol/overview.ts';
 import type { StoredJobKey } from '../job-key.ts';
 
 /**
@@ -29,19 +30,8 @@ export interface StoredFile extends SnapshotKey {
   lockedUntil?: number;
 }
 
-/** What `/health` reports of the store (docs/api.md, Both roles: GET /health). */
-export interface StorageHealth {
-  kind: 'disk' | 's3';
-  /** disk only */
-  backup_root?: string;
-  /** s3 only */
-  bucket?: string;
-  free_bytes: number | null;
-  total_bytes: number | null;
-  writable: boolean;
-  /** Why the store is not writable, for logs and /health/ready. */
-  problem?: string;
-}
+/** What `/health` and the overview report of the store (src/shared/protocol/overview.ts). */
+export type StorageHealth = StoreHealthView;
 
 /** One upload's staging area: a staged file on disk, a multipart upload in the bucket. */
 export interface StagedUpload {
