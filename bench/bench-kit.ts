@@ -97,3 +97,17 @@ export function checksTable(runs: { column: string; checks: Check[] }[], overall
   }
   return lines.join('\n');
 }
+
+/**
+ * Lifts the 300 s limits of Node's fetch (undici's headersTimeout and bodyTimeout): the Scout
+ * answers a restore only when it is done, and a restore of a million files may take longer.
+ * Node's own undici has no import; its Agent class is the global dispatcher's.
+ */
+export async function fetchWithoutTimeouts(): Promise<void> {
+  const key = Symbol.for('undici.globalDispatcher.1');
+  const global = globalThis as unknown as Record<symbol, { constructor: new (options: object) => unknown }>;
+  // The first fetch makes the dispatcher (port 9, discard: refused at once).
+  if (!global[key]) await fetch('http://127.0.0.1:9/').catch(() => {});
+  const Agent = global[key]?.constructor;
+  if (Agent) global[key] = new Agent({ headersTimeout: 0, bodyTimeout: 0 }) as (typeof global)[symbol];
+}

@@ -29,7 +29,7 @@ import { join } from 'node:path';
 import { generateScoutKey } from '../src/scout/archive/x25519.ts';
 import { adminClient, type Client } from '../test/helpers/http.ts';
 import { startServer, type TestServer } from '../test/helpers/server.ts';
-import { type Check, checksTable, ratio } from './bench-kit.ts';
+import { type Check, checksTable, fetchWithoutTimeouts, ratio } from './bench-kit.ts';
 import { cpuSeconds, peakRssMib, rssMib } from './proc-stats.ts';
 import { generateDataset, generateSmallFiles } from './scout-dataset.ts';
 
@@ -422,6 +422,7 @@ async function runDataset(dataset: Dataset) {
   };
 }
 
+await fetchWithoutTimeouts();
 const results = [];
 for (const dataset of datasets()) results.push(await runDataset(dataset));
 // Restored copies go only now: ext4 creates files slowly next to inodes freed in the last
