@@ -6,8 +6,8 @@
 //
 // Names are bytes: folders are read as byte strings (src/scout/jobs/byte-order.ts) and every
 // system call gets the path's exact bytes, so a name that is not UTF-8 is walked like any other.
-import { constants, type Stats } from 'node:fs';
-import { access, lstat, readdir, readlink, realpath, stat } from 'node:fs/promises';
+import { constants, lstatSync, type Stats } from 'node:fs';
+import { access, readdir, readlink, realpath, stat } from 'node:fs/promises';
 import { wrapError } from '../../core/errors.ts';
 import { logger } from '../../core/log.ts';
 import { escapeName } from '../../shared/byte-names.ts';
@@ -22,7 +22,7 @@ export { type FingerprintEntry, jobFingerprint } from './fingerprint.ts';
 
 const log = logger.child({ mod: 'scout/jobs' });
 
-/** How many lstat calls run together. */
+/** How many names are examined (lstat) at a time, between turns of the event loop. */
 const STAT_BATCH = 64;
 
 export interface WalkEntry {
@@ -105,17 +105,22 @@ const ignoreMissing = () => null;
 const BYTES = { encoding: 'latin1' } as const;
 const codeOf = (error: unknown) => (error as NodeJS.ErrnoException).code ?? 'EIO';
 
-async function statBatch(dir: ByteString, names: ByteString[]): Promise<Child[]> {
-  return Promise.all(
-    names.map(async (name): Promise<Child> => {
-      try {
-        return { name, stats: await lstat(bytesOf(`${dir}/${name}`)) };
-      } catch (error) {
-        const code = codeOf(error);
-        return code === 'ENOENT' ? { name, stats: null } : { name, stats: null, code };
-      }
-    }),
-  );
+/**
+ * lstat of each name, synchronously: each call is a short system call, and its async form
+ * costs a thread-pool round trip and a promise apiece. Walking 204,000 files took 3.8-4.1
+ * CPU-s with 64 async lstats in flight, 1.6-1.8 CPU-s this way (and less wall time); the
+ * walk still gives the event loop a turn every 20 ms (pace.ts), and the archive opens and
+ * reads files synchronously for the same reason (src/scout/archive/tar-writer.ts).
+ */
+function statBatch(dir: ByteString, names: ByteString[]): Child[] {
+  return names.map((name): Child => {
+    try {
+      return { name, stats: lstatSync(bytesOf(`${dir}/${name}`)) };
+    } catch (error) {
+      const code = codeOf(error);
+      return code === 'ENOENT' ? { name, stats: null } : { name, stats: null, code };
+    }
+  });
 }
 
 /** Sorted names of a folder; null when it vanished; an error code when it cannot be read. */
@@ -283,7 +288,7 @@ export async function* walkJob(
     } else if (frame.next < frame.names.length) {
       if (frame.next >= frame.batchStart + frame.ready.length) {
         frame.batchStart = frame.next;
-        frame.ready = await statBatch(frame.abs, frame.names.slice(frame.next, frame.next + STAT_BATCH));
+        frame.ready = statBatch(frame.abs, frame.names.slice(frame.next, frame.next + STAT_BATCH));
       }
       const at = frame.next;
       frame.next += 1;
@@ -351,7 +356,7 @@ export async function folderSize(
     first = false;
     for (let i = 0; i < names.length; i += STAT_BATCH) {
       if (pacer.due()) await pacer.rest();
-      for (const { name, stats } of await statBatch(current, names.slice(i, i + STAT_BATCH))) {
+      for (const { name, stats } of statBatch(current, names.slice(i, i + STAT_BATCH))) {
         if (stats?.isDirectory()) pending.push(`${current}/${name}`);
         else if (stats?.isFile()) {
           bytes += stats.size;
