@@ -3,6 +3,7 @@
 import { readFileSync } from 'node:fs';
 import { Agent, request } from 'node:http';
 import { dirname, join, resolve } from 'node:path';
+import { API_ROOTS } from '../../src/shared/protocol/api-paths.ts';
 import { ROOT } from '../helpers/server.ts';
 import type { Body } from './fuzz-inputs.ts';
 
@@ -51,11 +52,14 @@ function mountedRoutes(file: string): RouteDef[] {
   const source = readFileSync(file, 'utf8');
   const imports = importsOf(file, source);
   const routes: RouteDef[] = [];
-  for (const m of source.matchAll(/\bapp\.route\(\s*'([^']*)'\s*,\s*(\w+)\(/g)) {
-    const module = imports.get(m[2] ?? '');
-    if (!module) throw new Error(`cannot find the module of ${m[2]} mounted in ${file}`);
+  // The prefix is a literal or one of src/shared/protocol/api-paths.ts's API_ROOTS.
+  for (const m of source.matchAll(/\bapp\.route\(\s*(?:'([^']*)'|API_ROOTS\.(\w+))\s*,\s*(\w+)\(/g)) {
+    const module = imports.get(m[3] ?? '');
+    if (!module) throw new Error(`cannot find the module of ${m[3]} mounted in ${file}`);
+    const prefix = m[1] ?? API_ROOTS[m[2] as keyof typeof API_ROOTS];
+    if (prefix === undefined) throw new Error(`no API_ROOTS.${m[2]} (mounted in ${file})`);
     for (const route of routesIn(module)) {
-      routes.push({ method: route.method, path: joinPaths(m[1] ?? '/', route.path) });
+      routes.push({ method: route.method, path: joinPaths(prefix, route.path) });
     }
   }
   return routes;
