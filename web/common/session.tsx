@@ -1,6 +1,11 @@
 import { createContext } from 'preact';
 import { useContext, useState } from 'preact/hooks';
-import type { PublicUser, SignedIn } from '../../src/shared/protocol/accounts.ts';
+import type {
+  ChangePasswordBody,
+  LoginBody,
+  PublicUser,
+  SignedIn,
+} from '../../src/shared/protocol/accounts.ts';
 import { accountPaths } from '../../src/shared/protocol/api-paths.ts';
 import { api } from './api.ts';
 import { ErrorText, Field, useAction } from './ui.tsx';
@@ -36,7 +41,9 @@ export function SignIn({ product, onSignedIn }: { product: string; onSignedIn: (
         onSubmit={async (event) => {
           event.preventDefault();
           const result = await action.run(() =>
-            api.post<SignedIn>(accountPaths.login, { username, password }, { quiet401: true }),
+            api.post<SignedIn>(accountPaths.login, { username, password } satisfies LoginBody, {
+              quiet401: true,
+            }),
           );
           if (result) onSignedIn(result.user);
         }}
@@ -77,7 +84,7 @@ export function ChangePassword({ forced, onChanged }: { forced: boolean; onChang
             current_password: current,
             new_password: next,
             confirm_new_password: confirm,
-          }),
+          } satisfies ChangePasswordBody),
         );
         if (result) {
           setCurrent('');

@@ -1,6 +1,11 @@
 import { useState } from 'preact/hooks';
 import { scoutPaths } from '../../src/shared/protocol/api-paths.ts';
-import type { Browse, BrowseEntry, FolderSizeView } from '../../src/shared/protocol/scout-jobs.ts';
+import type {
+  Browse,
+  BrowseEntry,
+  DirectoryPathBody,
+  FolderSizeView,
+} from '../../src/shared/protocol/scout-jobs.ts';
 import { api, errorText } from '../common/api.ts';
 import { formatBytes } from '../common/format.ts';
 import { linkClick } from '../common/router.ts';
@@ -117,7 +122,9 @@ export function FolderContents({
               entry={entry}
               inJob={inJob}
               onExclude={async (target) => {
-                await api.post(scoutPaths.exclude, { relative_path: target.relative_path });
+                await api.post(scoutPaths.exclude, {
+                  relative_path: target.relative_path,
+                } satisfies DirectoryPathBody);
                 await onExcluded();
               }}
             />

@@ -1,6 +1,7 @@
 import { useState } from 'preact/hooks';
 import { scoutPaths } from '../../src/shared/protocol/api-paths.ts';
-import type { DirectoryView } from '../../src/shared/protocol/scout-jobs.ts';
+import type { DrillRunBody } from '../../src/shared/protocol/drills.ts';
+import type { DirectoryPathBody, DirectoryView } from '../../src/shared/protocol/scout-jobs.ts';
 import type { OperationReply } from '../../src/shared/protocol/scout-status.ts';
 import { api } from '../common/api.ts';
 import { ConfirmDialog } from '../common/dialog.tsx';
@@ -230,7 +231,10 @@ export function JobCard({
           onClick={() =>
             start(
               'Back up now',
-              () => api.post<OperationReply>(scoutPaths.jobRunNow, { relative_path: dir.relative_path }),
+              () =>
+                api.post<OperationReply>(scoutPaths.jobRunNow, {
+                  relative_path: dir.relative_path,
+                } satisfies DirectoryPathBody),
               `Backup of ${name} started: it is uploaded if its files changed.`,
             )
           }
@@ -243,7 +247,10 @@ export function JobCard({
           onClick={() =>
             start(
               'Run a drill',
-              () => api.post<OperationReply>(scoutPaths.runDrills, { relative_path: dir.relative_path }),
+              () =>
+                api.post<OperationReply>(scoutPaths.runDrills, {
+                  relative_path: dir.relative_path,
+                } satisfies DrillRunBody),
               `Restore drill of ${name} started: its newest snapshot is read back from the Station.`,
             )
           }
@@ -261,7 +268,7 @@ export function JobCard({
                   () =>
                     api.post<OperationReply>(scoutPaths.forceSend, {
                       relative_path: dir.relative_path,
-                    }),
+                    } satisfies DirectoryPathBody),
                   `Fresh snapshot of ${name} started.`,
                 )
               }
@@ -310,7 +317,9 @@ export function JobCard({
           confirmLabel="Clear staged archive"
           onClose={() => setConfirm(null)}
           onConfirm={async () => {
-            await api.post(scoutPaths.clearStaged, { relative_path: dir.relative_path });
+            await api.post(scoutPaths.clearStaged, {
+              relative_path: dir.relative_path,
+            } satisfies DirectoryPathBody);
             setMessage('Staged archive cleared.');
             await onChanged();
           }}
@@ -331,7 +340,9 @@ export function JobCard({
           confirmLabel="Delete job"
           onClose={() => setConfirm(null)}
           onConfirm={async () => {
-            await api.post(scoutPaths.deleteJob, { relative_path: dir.relative_path });
+            await api.post(scoutPaths.deleteJob, {
+              relative_path: dir.relative_path,
+            } satisfies DirectoryPathBody);
             await onChanged();
           }}
         >

@@ -2,8 +2,13 @@
  * The first thing the Scout console shows: every job with its last result (failed ones first),
  * when it last succeeded, its newest snapshot's size, the next scheduled run and "Back up now".
  */
+
 import { scoutPaths } from '../../src/shared/protocol/api-paths.ts';
-import type { DirectoryList, DirectoryView } from '../../src/shared/protocol/scout-jobs.ts';
+import type {
+  DirectoryList,
+  DirectoryPathBody,
+  DirectoryView,
+} from '../../src/shared/protocol/scout-jobs.ts';
 import type { OperationReply } from '../../src/shared/protocol/scout-status.ts';
 import { api } from '../common/api.ts';
 import { formatBytes, localTime } from '../common/format.ts';
@@ -198,7 +203,9 @@ function JobLine({
           title={next ? `Otherwise the next cycle runs ${localTime(next)}` : undefined}
           onClick={async () => {
             const reply = await action.run(() =>
-              api.post<OperationReply>(scoutPaths.jobRunNow, { relative_path: dir.relative_path }),
+              api.post<OperationReply>(scoutPaths.jobRunNow, {
+                relative_path: dir.relative_path,
+              } satisfies DirectoryPathBody),
             );
             if (reply?.status === 'already_running')
               action.setError('An operation is already running; nothing extra was scheduled.');

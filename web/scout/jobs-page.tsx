@@ -1,5 +1,6 @@
 import { useState } from 'preact/hooks';
 import { scoutPaths } from '../../src/shared/protocol/api-paths.ts';
+import type { DrillRunBody } from '../../src/shared/protocol/drills.ts';
 import type { DirectoryList } from '../../src/shared/protocol/scout-jobs.ts';
 import type { OperationReply } from '../../src/shared/protocol/scout-status.ts';
 import { api } from '../common/api.ts';
@@ -45,7 +46,9 @@ export function JobsPage({ subPath }: { subPath: string }) {
             disabled={drillAll.busy}
             onClick={async () => {
               setDrillQueued(false);
-              const reply = await drillAll.run(() => api.post<OperationReply>(scoutPaths.runDrills, {}));
+              const reply = await drillAll.run(() =>
+                api.post<OperationReply>(scoutPaths.runDrills, {} satisfies DrillRunBody),
+              );
               if (reply?.status === 'already_running')
                 drillAll.setError(
                   'Drill all jobs: an operation is already running; nothing extra was scheduled.',

@@ -1,6 +1,11 @@
 import { useState } from 'preact/hooks';
 import { scoutPaths } from '../../src/shared/protocol/api-paths.ts';
-import type { KeyConfirmed, RotatedKey, ScoutKeyView } from '../../src/shared/protocol/scout-recovery.ts';
+import type {
+  ConfirmKeyBody,
+  KeyConfirmed,
+  RotatedKey,
+  ScoutKeyView,
+} from '../../src/shared/protocol/scout-recovery.ts';
 import { api } from '../common/api.ts';
 import { ConfirmDialog } from '../common/dialog.tsx';
 import { CopyButton, ErrorText, Field, Notice, Section, Time, useAction } from '../common/ui.tsx';
@@ -17,7 +22,9 @@ function ConfirmCopy({ onConfirmed }: { onConfirmed: () => Promise<void> }) {
         onSubmit={async (event) => {
           event.preventDefault();
           const reply = await action.run(() =>
-            api.post<KeyConfirmed>(scoutPaths.confirmKey, { fingerprint: fingerprint.trim() }),
+            api.post<KeyConfirmed>(scoutPaths.confirmKey, {
+              fingerprint: fingerprint.trim(),
+            } satisfies ConfirmKeyBody),
           );
           if (reply) await onConfirmed();
         }}

@@ -5,6 +5,7 @@ import type { DirectoryList, DirectoryView } from '../../src/shared/protocol/sco
 import type {
   AlreadyRunning,
   JobSnapshotList,
+  RestoreBody,
   RestoreOutcome,
   RestorePreview,
 } from '../../src/shared/protocol/scout-recovery.ts';
@@ -194,7 +195,7 @@ function LocalRestore({ jobs, status }: { jobs: DirectoryView[]; status: StatusP
   const key = `${snapshotKey}|${paths.join('\0')}|${dest}`;
   const current = preview?.key === key ? preview.result : null;
   const target = dest || selected?.relative_path;
-  const body = () => ({
+  const body = (): RestoreBody => ({
     relative_path: selected?.relative_path ?? '',
     ...(filename ? { filename } : {}),
     ...(paths.length > 0 ? { paths } : {}),

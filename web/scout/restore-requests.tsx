@@ -1,7 +1,7 @@
 import { useState } from 'preact/hooks';
 import { scoutPaths } from '../../src/shared/protocol/api-paths.ts';
 import type { RestoreRequestView } from '../../src/shared/protocol/recovery.ts';
-import type { RestoreDecided } from '../../src/shared/protocol/restore-requests.ts';
+import type { RestoreDecided, RestoreDecisionBody } from '../../src/shared/protocol/restore-requests.ts';
 import { api, errorText } from '../common/api.ts';
 import { Dialog } from '../common/dialog.tsx';
 import { formatBytes } from '../common/format.ts';
@@ -54,7 +54,7 @@ function AcceptDialog({
               decision: 'accept',
               ...(folder.trim() ? { relative_path: folder.trim() } : {}),
               ...(key.trim() ? { encryption_key: key.trim() } : {}),
-            });
+            } satisfies RestoreDecisionBody);
             if (reply.status === 'already_running') {
               setError('Another operation is running; wait for it to end (or cancel it), then accept again.');
               return;
@@ -166,7 +166,7 @@ function RequestRow({
                   api.post<RestoreDecided>(scoutPaths.restoreDecision, {
                     id: request.id,
                     decision: 'reject',
-                  }),
+                  } satisfies RestoreDecisionBody),
                 );
                 if (reply) await onChanged(`Rejected the request for ${request.filename}.`);
               }}

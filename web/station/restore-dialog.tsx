@@ -3,6 +3,7 @@ import { useState } from 'preact/hooks';
 import { stationPaths } from '../../src/shared/protocol/api-paths.ts';
 import type { JobKey } from '../../src/shared/protocol/job-key.ts';
 import type { RestoreRequestCreated } from '../../src/shared/protocol/restore-requests.ts';
+import type { RestoreTargetBody } from '../../src/shared/protocol/snapshots.ts';
 import { api } from '../common/api.ts';
 import { Dialog } from '../common/dialog.tsx';
 import { linkClick } from '../common/router.ts';
@@ -33,7 +34,9 @@ export function RestoreDialog({
   async function submit(event: Event) {
     event.preventDefault();
     const chosen = target === '' ? undefined : others[Number(target)];
-    const body = chosen ? { target_scout_id: chosen.scoutId, target_instance_id: chosen.instanceId } : {};
+    const body: RestoreTargetBody = chosen
+      ? { target_scout_id: chosen.scoutId, target_instance_id: chosen.instanceId }
+      : {};
     const answer = await action.run(() =>
       api.post<RestoreRequestCreated>(stationPaths.snapshotRestore(job, filename), body),
     );

@@ -3,7 +3,7 @@ import { useState } from 'preact/hooks';
 import { stationPaths } from '../../src/shared/protocol/api-paths.ts';
 import type { JobKey } from '../../src/shared/protocol/job-key.ts';
 import type { OverviewSnapshot } from '../../src/shared/protocol/overview.ts';
-import type { SnapshotProtected } from '../../src/shared/protocol/snapshots.ts';
+import type { ProtectBody, SnapshotProtected } from '../../src/shared/protocol/snapshots.ts';
 import { api } from '../common/api.ts';
 import { ConfirmDialog } from '../common/dialog.tsx';
 import { formatBytes } from '../common/format.ts';
@@ -119,7 +119,7 @@ function SnapshotRow({
   const protect = async (value: boolean) => {
     await api.post<SnapshotProtected>(stationPaths.snapshotProtect(job, s.name), {
       protected: value,
-    });
+    } satisfies ProtectBody);
     onChanged();
   };
   return (

@@ -1,21 +1,16 @@
 import { rm } from 'node:fs/promises';
 import { Hono } from 'hono';
-import { z } from 'zod';
 import { badRequest } from '../../core/errors.ts';
 import { adminOnly, signedIn } from '../../core/http/access.ts';
 import type { AppEnv } from '../../core/http/app-env.ts';
 import { readJson, readQuery } from '../../core/http/json-body.ts';
+import { DirectoryPathSchema, DirectoryQuerySchema } from '../../shared/protocol/scout-jobs.ts';
 import type { OperationReply } from '../../shared/protocol/scout-status.ts';
 import { JobConfigInput } from '../jobs/marker.ts';
 import type { JobAdmin } from '../services/job-admin.ts';
 import type { ScoutServices } from '../services.ts';
 
-const PathBody = z.object({ relative_path: z.string({ error: 'relative_path is required' }) });
-const SaveBody = PathBody.extend({ config: JobConfigInput.default({}) });
-
-const PathQuery = z.object({
-  relative_path: z.string({ error: 'relative_path is required (use "." for the scan root)' }),
-});
+const SaveBody = DirectoryPathSchema.extend({ config: JobConfigInput.default({}) });
 
 /** Jobs and the folders under the scan root. */
 export function directoryRoutes(scout: ScoutServices, jobs: JobAdmin) {
@@ -23,13 +18,13 @@ export function directoryRoutes(scout: ScoutServices, jobs: JobAdmin) {
 
   app.get('/', signedIn('read'), async (c) => c.json(await jobs.list()));
   app.get('/children', signedIn('read'), async (c) =>
-    c.json(await jobs.children(readQuery(c, PathQuery).relative_path)),
+    c.json(await jobs.children(readQuery(c, DirectoryQuerySchema).relative_path)),
   );
   app.get('/browse', signedIn('read'), async (c) =>
-    c.json(await jobs.browse(readQuery(c, PathQuery).relative_path)),
+    c.json(await jobs.browse(readQuery(c, DirectoryQuerySchema).relative_path)),
   );
   app.get('/size', signedIn('read'), async (c) =>
-    c.json(await jobs.size(readQuery(c, PathQuery).relative_path)),
+    c.json(await jobs.size(readQuery(c, DirectoryQuerySchema).relative_path)),
   );
 
   app.post('/save-job', adminOnly('manage'), async (c) => {
@@ -38,18 +33,18 @@ export function directoryRoutes(scout: ScoutServices, jobs: JobAdmin) {
   });
 
   app.post('/delete-job', adminOnly('manage'), async (c) => {
-    const body = await readJson(c, PathBody);
+    const body = await readJson(c, DirectoryPathSchema);
     return c.json(await jobs.remove(body.relative_path, (row) => scout.states.staged(row)?.file ?? null));
   });
 
   app.post('/exclude', adminOnly('manage'), async (c) => {
-    const body = await readJson(c, PathBody);
+    const body = await readJson(c, DirectoryPathSchema);
     return c.json(await jobs.exclude(body.relative_path));
   });
 
   /** The job at the body's relative_path, refused when its marker is not valid. */
   async function validJob(c: Parameters<typeof readJson>[0]) {
-    const body = await readJson(c, PathBody);
+    const body = await readJson(c, DirectoryPathSchema);
     const job = await jobs.requireJob(body.relative_path);
     if (!job.config) throw badRequest(`the job's marker is not valid: ${job.config_error}`);
     return { job, jobName: job.config.job_name };
@@ -68,7 +63,7 @@ export function directoryRoutes(scout: ScoutServices, jobs: JobAdmin) {
   });
 
   app.post('/clear-staged', adminOnly('manage'), async (c) => {
-    const body = await readJson(c, PathBody);
+    const body = await readJson(c, DirectoryPathSchema);
     const job = await jobs.requireJob(body.relative_path);
     if (scout.runner.busy())
       throw badRequest('an operation is running; wait for it to end, then clear the staged archive');

@@ -1,10 +1,14 @@
 import { Hono } from 'hono';
-import { z } from 'zod';
 import { conflict } from '../../core/errors.ts';
 import { adminOnly } from '../../core/http/access.ts';
 import type { AppEnv } from '../../core/http/app-env.ts';
 import { readJson } from '../../core/http/json-body.ts';
-import type { KeyConfirmed, RotatedKey, ScoutKeyView } from '../../shared/protocol/scout-recovery.ts';
+import {
+  ConfirmKeySchema,
+  type KeyConfirmed,
+  type RotatedKey,
+  type ScoutKeyView,
+} from '../../shared/protocol/scout-recovery.ts';
 import type { ScoutKey } from '../archive/x25519.ts';
 import type { ScoutServices } from '../services.ts';
 
@@ -15,11 +19,6 @@ const keyView = (key: ScoutKey): ScoutKeyView => ({
   age_recipient: key.ageRecipient,
 });
 
-const ConfirmBody = z.object({
-  fingerprint: z
-    .string({ error: 'fingerprint is required: the 64 hex digits of the key file\'s "# fingerprint:" line' })
-    .max(200, 'fingerprint is too long'),
-});
 
 /** The Scout key (legacy route name `/api/encryption-key`). */
 export function encryptionKeyRoutes(scout: ScoutServices) {
@@ -35,7 +34,7 @@ export function encryptionKeyRoutes(scout: ScoutServices) {
 
   /** "I have a copy": the fingerprint of the key file someone keeps, checked against the key. */
   app.post('/confirm', async (c) => {
-    const { fingerprint } = await readJson(c, ConfirmBody);
+    const { fingerprint } = await readJson(c, ConfirmKeySchema);
     return c.json({ key_saved_at: await scout.keySaved.confirm(fingerprint) } satisfies KeyConfirmed);
   });
 

@@ -1,5 +1,4 @@
 import { Hono } from 'hono';
-import { z } from 'zod';
 import { SlidingWindowLimiter } from '../../core/auth/rate-limit.ts';
 import { tooManyRequests } from '../../core/errors.ts';
 import { adminOnly, signedIn } from '../../core/http/access.ts';
@@ -7,14 +6,8 @@ import type { AppEnv } from '../../core/http/app-env.ts';
 import { clientAddress } from '../../core/http/client-address.ts';
 import { readJson } from '../../core/http/json-body.ts';
 import type { RequestDecisions } from '../restore/request-decisions.ts';
+import { RestoreDecisionSchema, RestoreHintSchema } from '../../shared/protocol/restore-requests.ts';
 
-const Decision = z.object({
-  id: z.string({ error: 'id is required' }).min(1, 'id is required'),
-  decision: z.enum(['accept', 'reject'], { error: 'decision must be accept or reject' }),
-  relative_path: z.string().optional(),
-  encryption_key: z.string().optional(),
-});
-const Hint = z.object({ id: z.string({ error: 'id is required' }).min(1).max(100) });
 
 export const HINTS_PER_MINUTE = 30;
 
@@ -25,7 +18,7 @@ export function restoreRequestRoutes(decisions: RequestDecisions) {
   app.get('/api/restore-requests', signedIn('read'), async (c) => c.json(await decisions.list()));
 
   app.post('/api/restore-requests/decision', adminOnly('restore'), async (c) => {
-    const body = await readJson(c, Decision);
+    const body = await readJson(c, RestoreDecisionSchema);
     return c.json(await decisions.decide(body));
   });
 
@@ -35,7 +28,7 @@ export function restoreRequestRoutes(decisions: RequestDecisions) {
     const wait = hints.retryAfterSeconds(client);
     if (wait > 0) throw tooManyRequests(wait, `too many restore hints; try again in ${wait} seconds`);
     hints.record(client);
-    const body = await readJson(c, Hint);
+    const body = await readJson(c, RestoreHintSchema);
     return c.json(await decisions.hint(body.id));
   });
 

@@ -2,6 +2,38 @@
  * Accounts, sign-in and automation tokens: the answers of `/api/session`, `/api/users` and
  * `/api/automation-tokens` on both roles (src/core/http/routes/). Paths: api-paths.ts.
  */
+import { z } from 'zod';
+
+/** `POST /api/session/login`. */
+export const LoginRequestSchema = z.object({
+  username: z.string().min(1).max(200),
+  password: z.string().min(1).max(1000),
+});
+export type LoginBody = z.input<typeof LoginRequestSchema>;
+
+/** `POST /api/session/change-password`. */
+export const ChangePasswordRequestSchema = z.object({
+  current_password: z.string().max(1000),
+  new_password: z.string().max(1000),
+  confirm_new_password: z.string().max(1000),
+});
+export type ChangePasswordBody = z.input<typeof ChangePasswordRequestSchema>;
+
+/** `POST /api/users` (an admin's). */
+export const CreateUserRequestSchema = z.object({
+  username: z.string(),
+  password: z.string().max(1000),
+  is_admin: z.boolean().default(false),
+});
+export type CreateUserBody = z.input<typeof CreateUserRequestSchema>;
+
+/** `PUT /api/users/{id}`: the fields to change. */
+export const UpdateUserRequestSchema = z.object({
+  username: z.string().optional(),
+  password: z.string().max(1000).optional(),
+  is_admin: z.boolean().optional(),
+});
+export type UpdateUserBody = z.input<typeof UpdateUserRequestSchema>;
 
 /** An account as every answer shows it (never its password hash). */
 export interface PublicUser {

@@ -17,3 +17,11 @@ export const DrillOutcomeSchema = z.strictObject({
 });
 
 export type DrillOutcome = z.infer<typeof DrillOutcomeSchema>;
+
+/** A Scout's `POST /api/drills/run`: one job (`relative_path`) or, without it, every job. */
+export const DrillRunSchema = z.strictObject({
+  relative_path: z
+    .string({ error: 'relative_path must be the job folder, relative to SCAN_ROOT' })
+    .optional(),
+});
+export type DrillRunBody = z.input<typeof DrillRunSchema>;

@@ -3,7 +3,20 @@
  * and as a Scout's `/api/restore-requests` decides them (src/scout/restore/request-decisions.ts).
  * The receiving instance's `/backup/*` view is recovery.ts's RestoreRequestView.
  */
+import { z } from 'zod';
 import type { RestoreProblemView, RestoreRequestView } from './recovery.ts';
+
+/** A Scout's `POST /api/restore-requests/decision`: accept (into `relative_path`, with a key) or reject. */
+export const RestoreDecisionSchema = z.object({
+  id: z.string({ error: 'id is required' }).min(1, 'id is required'),
+  decision: z.enum(['accept', 'reject'], { error: 'decision must be accept or reject' }),
+  relative_path: z.string().optional(),
+  encryption_key: z.string().optional(),
+});
+export type RestoreDecisionBody = z.input<typeof RestoreDecisionSchema>;
+
+/** A Scout's `POST /backup/restore-notifications`: the Station's hint that a request waits. */
+export const RestoreHintSchema = z.object({ id: z.string({ error: 'id is required' }).min(1).max(100) });
 
 /** A restore request with both ends, as the Station's `GET /api/restore-requests` lists it. */
 export interface RestoreRequestRecord extends RestoreRequestView {

@@ -1,4 +1,5 @@
 /** The Scout's jobs and the folders under its scan root: `/api/directories` (src/scout/routes/directories.ts). */
+import { z } from 'zod';
 import type { DrillOutcome } from './drills.ts';
 import type { ErrorCode } from './error-codes.ts';
 
@@ -99,3 +100,12 @@ export interface FolderSizeView {
   bytes: number;
   files: number;
 }
+
+/** The body of `POST /api/directories/{delete-job,exclude,run-now,force-send,clear-staged}`. */
+export const DirectoryPathSchema = z.object({ relative_path: z.string({ error: 'relative_path is required' }) });
+export type DirectoryPathBody = z.input<typeof DirectoryPathSchema>;
+
+/** The query of `GET /api/directories/{children,browse,size}`. */
+export const DirectoryQuerySchema = z.object({
+  relative_path: z.string({ error: 'relative_path is required (use "." for the scan root)' }),
+});

@@ -1,5 +1,4 @@
 import { type Context, Hono } from 'hono';
-import { z } from 'zod';
 import { clock } from '../../core/clock.ts';
 import { badRequest } from '../../core/errors.ts';
 import { adminOnly, signedIn } from '../../core/http/access.ts';
@@ -8,22 +7,14 @@ import { readJson, readQuery } from '../../core/http/json-body.ts';
 import type { StationServices } from '../services.ts';
 import type { SnapshotKey } from '../storage/storage.ts';
 import { sendSnapshot } from './send-snapshot.ts';
+import {
+  ProtectRequestSchema,
+  RemoveInstanceQuerySchema,
+  RestoreTargetSchema,
+} from '../../shared/protocol/snapshots.ts';
 
-const RestoreTarget = z.strictObject({
-  target_scout_id: z.string().optional(),
-  target_instance_id: z.string().optional(),
-});
 
-const ProtectBody = z.strictObject({
-  protected: z.boolean({ error: 'protected must be true or false' }),
-});
 
-const RemoveInstanceQuery = z.object({
-  cleanup_missing: z
-    .enum(['true', 'false'], { error: 'cleanup_missing must be true or false' })
-    .optional()
-    .transform((value) => value === 'true'),
-});
 
 /** Operator access to stored snapshots: download (restore scope) and delete (admin). */
 export function snapshotRoutes(station: StationServices) {
@@ -49,7 +40,7 @@ export function snapshotRoutes(station: StationServices) {
   app.delete('/snapshots/:scoutId/:jobName/:filename', adminOnly('manage'), remove);
 
   app.post('/snapshots/:scoutId/:instanceId/:jobName/:filename/protect', adminOnly('manage'), async (c) => {
-    const body = await readJson(c, ProtectBody);
+    const body = await readJson(c, ProtectRequestSchema);
     return c.json(
       await station.snapshots.protect(keyOf(c.req.param() as Record<string, string>), body.protected),
     );
@@ -59,7 +50,7 @@ export function snapshotRoutes(station: StationServices) {
     c.json(await station.restoreRequests.listRecent()),
   );
   app.post('/snapshots/:scoutId/:instanceId/:jobName/:filename/restore', adminOnly('restore'), async (c) => {
-    const body = await readJson(c, RestoreTarget);
+    const body = await readJson(c, RestoreTargetSchema);
     const hasScout = body.target_scout_id !== undefined;
     if (hasScout !== (body.target_instance_id !== undefined)) {
       throw badRequest(
@@ -77,7 +68,7 @@ export function snapshotRoutes(station: StationServices) {
   });
 
   app.delete('/instances/:scoutId/:instanceId', adminOnly('manage'), async (c) => {
-    const { cleanup_missing } = readQuery(c, RemoveInstanceQuery);
+    const { cleanup_missing } = readQuery(c, RemoveInstanceQuerySchema);
     const { scoutId, instanceId } = c.req.param();
     return c.json(await station.snapshots.removeInstance(scoutId, instanceId, cleanup_missing));
   });

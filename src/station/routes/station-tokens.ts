@@ -5,20 +5,11 @@ import { adminOnly } from '../../core/http/access.ts';
 import type { AppEnv } from '../../core/http/app-env.ts';
 import { readJson, readQuery } from '../../core/http/json-body.ts';
 import { decimalQueryField, isSha256Hex, SHA256_RULE } from '../../shared/protocol/fields.ts';
-import type { StationTokenList } from '../../shared/protocol/station-tokens.ts';
+import { MintRequestSchema, type StationTokenList } from '../../shared/protocol/station-tokens.ts';
 import { DEFAULT_STATION_TOKEN_TTL_DAYS } from '../services/station-tokens.ts';
 import type { StationServices } from '../services.ts';
 import { checkComponent } from '../storage/keys.ts';
 
-const MintBody = z.object({
-  ttl_days: z.number().int('ttl_days must be a whole number').optional(),
-  shared: z.boolean().default(false),
-  max_registrations: z.number().int('max_registrations must be a whole number').optional(),
-  // A recovery token: minted already bound to an existing instance (both fields or neither).
-  scout_id: z.string({ error: 'scout_id must be a string' }).optional(),
-  scout_instance_id: z.string({ error: 'scout_instance_id must be a string' }).optional(),
-  revoke_other_tokens: z.boolean({ error: 'revoke_other_tokens must be true or false' }).default(false),
-});
 
 const TTL_RULE = 'from 1 to 3650';
 /** `?ttl_days=` (older clients send it in the query instead of the body). */
@@ -49,7 +40,7 @@ export function stationTokenRoutes(station: StationServices) {
   app.get('/', async (c) => c.json({ credentials: await station.tokens.list() } satisfies StationTokenList));
 
   app.post('/mint', async (c) => {
-    const body = await readJson(c, MintBody);
+    const body = await readJson(c, MintRequestSchema);
     const query = readQuery(c, MintQuery);
     const ttl = body.ttl_days ? body.ttl_days : (query.ttl_days ?? DEFAULT_STATION_TOKEN_TTL_DAYS);
     const minted = await station.tokens.mint({

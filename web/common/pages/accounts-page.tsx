@@ -1,5 +1,10 @@
 import { useState } from 'preact/hooks';
-import type { UserList, UserReply } from '../../../src/shared/protocol/accounts.ts';
+import type {
+  CreateUserBody,
+  UpdateUserBody,
+  UserList,
+  UserReply,
+} from '../../../src/shared/protocol/accounts.ts';
 import { accountPaths } from '../../../src/shared/protocol/api-paths.ts';
 import { api } from '../api.ts';
 import { ConfirmDialog, Dialog } from '../dialog.tsx';
@@ -142,7 +147,11 @@ function CreateAccount({ onCreated }: { onCreated: () => void }) {
           event.preventDefault();
           setCreated(null);
           const reply = await action.run(() =>
-            api.post<UserReply>(accountPaths.users, { username, password, is_admin: isAdmin }),
+            api.post<UserReply>(accountPaths.users, {
+              username,
+              password,
+              is_admin: isAdmin,
+            } satisfies CreateUserBody),
           );
           if (!reply) return;
           setCreated(reply.user.username);
@@ -214,7 +223,7 @@ function EditAccount({
         aria-label={`Edit ${account.username}`}
         onSubmit={async (event) => {
           event.preventDefault();
-          const patch: { username?: string; password?: string; is_admin?: boolean } = {};
+          const patch: UpdateUserBody = {};
           if (username !== account.username) patch.username = username;
           if (!own && password !== '') patch.password = password;
           if (me.is_admin && isAdmin !== account.is_admin) patch.is_admin = isAdmin;

@@ -1,7 +1,12 @@
 import { Hono } from 'hono';
 import { deleteCookie, getCookie, setCookie } from 'hono/cookie';
-import { z } from 'zod';
-import type { SessionMe, SignedIn, StatusOk } from '../../../shared/protocol/accounts.ts';
+import {
+  ChangePasswordRequestSchema,
+  LoginRequestSchema,
+  type SessionMe,
+  type SignedIn,
+  type StatusOk,
+} from '../../../shared/protocol/accounts.ts';
 import { tokenMetadata } from '../../auth/automation-tokens.ts';
 import { SESSION_LIFETIME_MS } from '../../auth/sessions.ts';
 import { publicUser } from '../../auth/types.ts';
@@ -11,12 +16,6 @@ import type { AppEnv } from '../app-env.ts';
 import { clientAddress } from '../client-address.ts';
 import { readJson } from '../json-body.ts';
 
-const Login = z.object({ username: z.string().min(1).max(200), password: z.string().min(1).max(1000) });
-const ChangePassword = z.object({
-  current_password: z.string().max(1000),
-  new_password: z.string().max(1000),
-  confirm_new_password: z.string().max(1000),
-});
 
 function isHttps(url: string, forwardedProto: string | undefined): boolean {
   return url.startsWith('https:') || forwardedProto?.split(',')[0]?.trim() === 'https';
@@ -26,7 +25,7 @@ export function sessionRoutes() {
   const app = new Hono<AppEnv>();
 
   app.post('/login', async (c) => {
-    const body = await readJson(c, Login);
+    const body = await readJson(c, LoginRequestSchema);
     const core = c.get('core');
     const { sessionId, user } = await core.sessions.login(body.username, body.password, {
       client: clientAddress(c),
@@ -53,7 +52,7 @@ export function sessionRoutes() {
   });
 
   app.post('/change-password', signedIn(null, { duringPasswordChange: true }), async (c) => {
-    const body = await readJson(c, ChangePassword);
+    const body = await readJson(c, ChangePasswordRequestSchema);
     const auth = c.get('auth');
     if (auth?.via !== 'session') throw unauthorized('sign in required');
     const user = await c.get('core').sessions.changePassword(auth.user, auth.sessionHash, body);

@@ -1,21 +1,16 @@
 import { Hono } from 'hono';
-import { z } from 'zod';
-import type { Removed, UserList, UserReply } from '../../../shared/protocol/accounts.ts';
+import {
+  CreateUserRequestSchema,
+  type Removed,
+  UpdateUserRequestSchema,
+  type UserList,
+  type UserReply,
+} from '../../../shared/protocol/accounts.ts';
 import { buildInfo } from '../../build-info.ts';
 import { adminOnly, currentUser, signedIn } from '../access.ts';
 import type { AppEnv } from '../app-env.ts';
 import { readJson } from '../json-body.ts';
 
-const CreateUser = z.object({
-  username: z.string(),
-  password: z.string().max(1000),
-  is_admin: z.boolean().default(false),
-});
-const UpdateUser = z.object({
-  username: z.string().optional(),
-  password: z.string().max(1000).optional(),
-  is_admin: z.boolean().optional(),
-});
 
 export function userRoutes() {
   const app = new Hono<AppEnv>();
@@ -26,12 +21,12 @@ export function userRoutes() {
   });
 
   app.post('/', adminOnly(null), async (c) => {
-    const body = await readJson(c, CreateUser);
+    const body = await readJson(c, CreateUserRequestSchema);
     return c.json({ user: await c.get('core').accounts.create(body) } satisfies UserReply, 201);
   });
 
   app.put('/:userId', signedIn(null), async (c) => {
-    const body = await readJson(c, UpdateUser);
+    const body = await readJson(c, UpdateUserRequestSchema);
     const user = await c.get('core').accounts.update(currentUser(c), c.req.param('userId'), body);
     return c.json({ user } satisfies UserReply);
   });
