@@ -2,6 +2,7 @@ import type { FileHandle } from 'node:fs/promises';
 import type { ServerResponse } from 'node:http';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
+import { noteReceived } from '../gc-pacing.ts';
 
 /**
  * Writing a download's bytes straight into Node's response, under the web `Response` that
@@ -46,7 +47,12 @@ export async function writeFileRange(
   await writing;
 }
 
-/** Sends a stream (a snapshot in an object store) with backpressure. */
+/**
+ * Sends a stream (a snapshot in an object store) with backpressure. Its pieces are fresh buffers
+ * of each socket read from the store, paced like an upload's (gc-pacing.ts): measured, a
+ * 0.25 GiB download from a Ceph bucket took the Station from 277 to 348 MiB without.
+ */
 export async function writeStream(out: ServerResponse, body: Readable): Promise<void> {
+  body.on('data', (piece: Buffer) => noteReceived(piece.length));
   await pipeline(body, out, { end: false });
 }
