@@ -2,10 +2,9 @@ import { Hono } from 'hono';
 import { signedIn } from '../../core/http/access.ts';
 import type { AppEnv } from '../../core/http/app-env.ts';
 import { readJson } from '../../core/http/json-body.ts';
+import { DrillRunSchema } from '../../shared/protocol/drills.ts';
 import type { OperationReply } from '../../shared/protocol/scout-status.ts';
 import type { Drills } from '../drill/drills.ts';
-import { DrillRunSchema } from '../../shared/protocol/drills.ts';
-
 
 /** Restore drills on demand: one job (`relative_path`) or every job. */
 export function drillRoutes(drills: Drills) {

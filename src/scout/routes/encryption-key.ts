@@ -19,7 +19,6 @@ const keyView = (key: ScoutKey): ScoutKeyView => ({
   age_recipient: key.ageRecipient,
 });
 
-
 /** The Scout key (legacy route name `/api/encryption-key`). */
 export function encryptionKeyRoutes(scout: ScoutServices) {
   const app = new Hono<AppEnv>();

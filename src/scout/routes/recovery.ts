@@ -2,10 +2,8 @@ import { Hono } from 'hono';
 import { adminOnly } from '../../core/http/access.ts';
 import type { AppEnv } from '../../core/http/app-env.ts';
 import { readJson, readQuery } from '../../core/http/json-body.ts';
-import type { Restores } from '../restore/restore-service.ts';
 import { JobSnapshotsQuerySchema, RestoreBodySchema } from '../../shared/protocol/scout-recovery.ts';
-
-
+import type { Restores } from '../restore/restore-service.ts';
 
 /** Preview and restore of a job's snapshot, or chosen paths of it, into the job folder or another folder (files absent from it stay). */
 export function recoveryRoutes(restores: Restores) {

@@ -5,9 +5,8 @@ import { adminOnly, signedIn } from '../../core/http/access.ts';
 import type { AppEnv } from '../../core/http/app-env.ts';
 import { clientAddress } from '../../core/http/client-address.ts';
 import { readJson } from '../../core/http/json-body.ts';
-import type { RequestDecisions } from '../restore/request-decisions.ts';
 import { RestoreDecisionSchema, RestoreHintSchema } from '../../shared/protocol/restore-requests.ts';
-
+import type { RequestDecisions } from '../restore/request-decisions.ts';
 
 export const HINTS_PER_MINUTE = 30;
 

@@ -102,7 +102,9 @@ export interface FolderSizeView {
 }
 
 /** The body of `POST /api/directories/{delete-job,exclude,run-now,force-send,clear-staged}`. */
-export const DirectoryPathSchema = z.object({ relative_path: z.string({ error: 'relative_path is required' }) });
+export const DirectoryPathSchema = z.object({
+  relative_path: z.string({ error: 'relative_path is required' }),
+});
 export type DirectoryPathBody = z.input<typeof DirectoryPathSchema>;
 
 /** The query of `GET /api/directories/{children,browse,size}`. */

@@ -4,17 +4,14 @@ import { badRequest } from '../../core/errors.ts';
 import { adminOnly, signedIn } from '../../core/http/access.ts';
 import type { AppEnv } from '../../core/http/app-env.ts';
 import { readJson, readQuery } from '../../core/http/json-body.ts';
-import type { StationServices } from '../services.ts';
-import type { SnapshotKey } from '../storage/storage.ts';
-import { sendSnapshot } from './send-snapshot.ts';
 import {
   ProtectRequestSchema,
   RemoveInstanceQuerySchema,
   RestoreTargetSchema,
 } from '../../shared/protocol/snapshots.ts';
-
-
-
+import type { StationServices } from '../services.ts';
+import type { SnapshotKey } from '../storage/storage.ts';
+import { sendSnapshot } from './send-snapshot.ts';
 
 /** Operator access to stored snapshots: download (restore scope) and delete (admin). */
 export function snapshotRoutes(station: StationServices) {

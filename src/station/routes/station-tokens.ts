@@ -10,7 +10,6 @@ import { DEFAULT_STATION_TOKEN_TTL_DAYS } from '../services/station-tokens.ts';
 import type { StationServices } from '../services.ts';
 import { checkComponent } from '../storage/keys.ts';
 
-
 const TTL_RULE = 'from 1 to 3650';
 /** `?ttl_days=` (older clients send it in the query instead of the body). */
 const MintQuery = z.object({ ttl_days: decimalQueryField('ttl_days', TTL_RULE).optional() });

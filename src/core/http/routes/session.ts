@@ -16,7 +16,6 @@ import type { AppEnv } from '../app-env.ts';
 import { clientAddress } from '../client-address.ts';
 import { readJson } from '../json-body.ts';
 
-
 function isHttps(url: string, forwardedProto: string | undefined): boolean {
   return url.startsWith('https:') || forwardedProto?.split(',')[0]?.trim() === 'https';
 }

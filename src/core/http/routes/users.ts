@@ -11,7 +11,6 @@ import { adminOnly, currentUser, signedIn } from '../access.ts';
 import type { AppEnv } from '../app-env.ts';
 import { readJson } from '../json-body.ts';
 
-
 export function userRoutes() {
   const app = new Hono<AppEnv>();
 
