@@ -44,6 +44,11 @@ export interface ArchiveOptions {
   signal?: AbortSignal;
   /** Called with the tar bytes produced so far (source bytes plus headers). */
   onProgress?: (tarBytes: number) => void;
+  /**
+   * Called with the archive bytes written so far to `<outPath>.part` (sealed: they do not
+   * change again), so an upload can read them while the archive grows (src/scout/upload/).
+   */
+  onWritten?: (bytes: number) => void;
 }
 
 export interface ArchiveResult {
@@ -102,8 +107,9 @@ export async function writeArchive(options: ArchiveOptions): Promise<ArchiveResu
       header,
       payloadKey,
       frames: channels.map((c) => c.port2),
-      onSealed: (_count, slot) => {
+      onSealed: (_count, slot, written) => {
         pool.give(slot);
+        options.onWritten?.(written);
         changed.notify();
       },
       onFailure,

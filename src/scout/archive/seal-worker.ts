@@ -9,9 +9,9 @@ import { WORKER_HEAP } from './worker-heap.ts';
  * in (both self-contained). Frames arrive from the zstd workers' ports tagged with their
  * number, each in its slot's `output` (block-pool.ts); they are sealed strictly in order (into
  * the sealer's one reused output buffer), hashed and written to the open file `fd`, and each
- * slot goes back to the parent (`{ sealed, input, output }`: frames sealed so far and the
- * slot's buffers, transferred). After `{ end: n }` and frame n-1, the final chunk goes out and
- * the parent gets `{ size, sha256 }`.
+ * slot goes back to the parent (`{ sealed, written, input, output }`: frames sealed and bytes
+ * written so far, and the slot's buffers, transferred). After `{ end: n }` and frame n-1, the
+ * final chunk goes out and the parent gets `{ size, sha256 }`.
  */
 function sealWorkerMain(makeSealer: typeof ageStreamSealer): void {
   const { parentPort, workerData } = process.getBuiltinModule('node:worker_threads');
@@ -41,7 +41,7 @@ function sealWorkerMain(makeSealer: typeof ageStreamSealer): void {
         waiting.delete(next);
         write(sealer.push(Buffer.from(frame.output, 0, frame.length)));
         next += 1;
-        parent.postMessage({ sealed: next, input: frame.input, output: frame.output }, [
+        parent.postMessage({ sealed: next, written: size, input: frame.input, output: frame.output }, [
           frame.input,
           frame.output,
         ]);
@@ -90,8 +90,11 @@ export class SealWorker {
     header: Buffer;
     payloadKey: Buffer;
     frames: MessagePort[];
-    /** Frames sealed and written so far, and the slot the last one came in, handed back. */
-    onSealed: (count: number, slot: Slot) => void;
+    /**
+     * Frames sealed and written so far, the slot the last one came in (handed back), and the
+     * file's bytes written so far (readable from it now).
+     */
+    onSealed: (count: number, slot: Slot, written: number) => void;
     onFailure: (error: Error) => void;
   }) {
     this.#worker = new Worker(WORKER_SOURCE, {
@@ -115,6 +118,7 @@ export class SealWorker {
       'message',
       (m: {
         sealed?: number;
+        written?: number;
         input?: ArrayBuffer;
         output?: ArrayBuffer;
         size?: number;
@@ -123,7 +127,7 @@ export class SealWorker {
       }) => {
         if (m.error !== undefined) fail(new Error(`cannot write the archive: ${m.error}`));
         else if (m.sealed !== undefined && m.input && m.output)
-          options.onSealed(m.sealed, slotOf({ input: m.input, output: m.output }));
+          options.onSealed(m.sealed, slotOf({ input: m.input, output: m.output }), m.written ?? 0);
         else if (m.sha256 !== undefined) this.#result?.({ size: m.size ?? 0, sha256: m.sha256 });
       },
     );
