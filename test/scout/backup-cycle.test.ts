@@ -5,7 +5,17 @@
 // with their codes. Real archives, real key store, real job state in node:sqlite.
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  readSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
+import type { FileHandle } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, beforeEach, describe, test } from 'node:test';
@@ -21,7 +31,7 @@ import { createJobStates, type JobStates, stateView } from '../../src/scout/stat
 import { type Circuit, createCircuit, OPEN_AFTER_FAILED_CYCLES } from '../../src/scout/upload/circuit.ts';
 import { type StationClient, StationError } from '../../src/scout/upload/station-client.ts';
 import type { ErrorCode } from '../../src/shared/protocol/error-codes.ts';
-import type { InitiateReply, InitiateRequest } from '../../src/shared/protocol/uploads.ts';
+import type { FinalizeRequest, InitiateReply, InitiateRequest } from '../../src/shared/protocol/uploads.ts';
 import { sha256 } from '../helpers/hashes.ts';
 
 const CHUNK = 64 * 1024;
@@ -31,11 +41,24 @@ interface Session {
   meta: InitiateRequest;
   bytes: Buffer;
   stored: string | null;
+  /** What finalize of a streamed upload declared. */
+  declared?: FinalizeRequest;
+}
+
+/** `length` bytes of a chunk's file from `offset`: a path, or the handle of a growing archive. */
+function readRange(file: string | FileHandle, offset: number, length: number): Buffer {
+  if (typeof file === 'string') return Buffer.from(readFileSync(file).subarray(offset, offset + length));
+  const bytes = Buffer.alloc(length);
+  return bytes.subarray(0, readSync(file.fd, bytes, 0, length, offset));
 }
 
 type Method = 'initiate' | 'chunk' | 'finalize';
 /** A one-time fault: returns the error to answer with (or nothing to answer normally). */
-type Fault = (session: Session | undefined, offset: number, file: string) => StationError | undefined;
+type Fault = (
+  session: Session | undefined,
+  offset: number,
+  file: string | FileHandle,
+) => StationError | undefined;
 
 const refusal = (status: number, code: ErrorCode, detail: unknown, retryAfter: number | null = null) =>
   new StationError(
@@ -55,8 +78,26 @@ class FakeStation {
   unreachable = false;
   /** The next chunk arrives with its first byte damaged (the finalize check finds it). */
   damageNextChunk = false;
+  /** Every initiation's body, in order. */
+  readonly initiations: InitiateRequest[] = [];
+  /** Chunks read from an open handle (a growing archive), not a path. */
+  chunksFromHandle = 0;
 
-  private fault(method: Method, session: Session | undefined, offset = 0, file = ''): void {
+  readonly baseUrl: string;
+  /** false: an older release, to which a streamed initiation is a 400 (archive_size_bytes missing). */
+  readonly knowsStreamed: boolean;
+
+  constructor(baseUrl = 'http://fake', knowsStreamed = true) {
+    this.baseUrl = baseUrl;
+    this.knowsStreamed = knowsStreamed;
+  }
+
+  private fault(
+    method: Method,
+    session: Session | undefined,
+    offset = 0,
+    file: string | FileHandle = '',
+  ): void {
     if (this.unreachable)
       throw new StationError(0, null, null, 'cannot reach the Station at http://fake: ECONNREFUSED');
     const error = this.faults[method].shift()?.(session, offset, file);
@@ -72,11 +113,15 @@ class FakeStation {
   readonly client = ((): StationClient => {
     const station = this;
     const fake = {
-      baseUrl: 'http://fake',
-      async initiate(meta: InitiateRequest): Promise<InitiateReply> {
+      baseUrl: station.baseUrl,
+      async initiate(meta: InitiateRequest, signal?: AbortSignal): Promise<InitiateReply> {
+        signal?.throwIfAborted();
         station.calls.push('initiate');
+        station.initiations.push(meta);
         let session = station.sessions.get(meta.idempotency_key);
         station.fault('initiate', session);
+        if (meta.archive_size_bytes === undefined && !station.knowsStreamed)
+          throw refusal(400, 'bad_request', 'archive_size_bytes: archive_size_bytes must be a whole number');
         if (!session) {
           session = { id: `up-${station.sessions.size + 1}`, meta, bytes: Buffer.alloc(0), stored: null };
           station.sessions.set(meta.idempotency_key, session);
@@ -90,15 +135,23 @@ class FakeStation {
               ? 'complete'
               : 'receiving',
           next_offset: session.bytes.length,
-          archive_size_bytes: meta.archive_size_bytes,
+          archive_size_bytes: meta.archive_size_bytes ?? null,
           recommended_chunk_size_bytes: CHUNK,
           duplicate: false,
           ...(stored ? { stored_as: stored } : {}),
           pruned: [],
         };
       },
-      async chunk(uploadId: string, file: string, offset: number, length: number) {
+      async chunk(
+        uploadId: string,
+        file: string | FileHandle,
+        offset: number,
+        length: number,
+        signal?: AbortSignal,
+      ) {
+        signal?.throwIfAborted();
         station.calls.push(`chunk@${offset}`);
+        if (typeof file !== 'string') station.chunksFromHandle += 1;
         const session = station.byId(uploadId);
         station.fault('chunk', session, offset, file);
         if (offset !== session.bytes.length) {
@@ -108,7 +161,7 @@ class FakeStation {
             message: `expected offset ${session.bytes.length}`,
           });
         }
-        const bytes = Buffer.from(readFileSync(file).subarray(offset, offset + length));
+        const bytes = readRange(file, offset, length);
         if (station.damageNextChunk && bytes.length > 0) {
           station.damageNextChunk = false;
           bytes[0] = (bytes[0] ?? 0) ^ 0xff;
@@ -120,10 +173,19 @@ class FakeStation {
           next_offset: session.bytes.length,
         };
       },
-      async finalize(uploadId: string) {
+      async finalize(uploadId: string, body?: FinalizeRequest, signal?: AbortSignal) {
+        signal?.throwIfAborted();
         station.calls.push('finalize');
         const session = station.byId(uploadId);
         station.fault('finalize', session);
+        if (session.meta.streamed) {
+          assert.ok(
+            body?.archive_size_bytes && body.archive_sha256,
+            'a streamed upload declares at finalize',
+          );
+          session.declared = body;
+          session.meta = { ...session.meta, ...body };
+        }
         if (session.bytes.length !== session.meta.archive_size_bytes) {
           throw refusal(409, 'incomplete', {
             status: 'incomplete',
@@ -244,7 +306,7 @@ describe('the backup cycle against a Station client that answers like the protoc
     change();
     // The Station already holds bytes the Scout does not know of (an earlier request arrived late).
     station.faults.chunk.push((session, _offset, file) => {
-      if (session) session.bytes = Buffer.from(readFileSync(file).subarray(0, CHUNK * 2));
+      if (session) session.bytes = readRange(file, 0, CHUNK * 2);
       return undefined;
     });
     await backup.forceSend(job, ctx());
@@ -350,5 +412,74 @@ describe('the backup cycle against a Station client that answers like the protoc
       'a scheduled cycle skips the upload',
     );
     assert.equal(station.calls.filter((c) => c === 'initiate').length, OPEN_AFTER_FAILED_CYCLES * 4);
+  });
+
+  test('a streamed upload: initiated without size and checksum, chunks read from the growing archive, both given at finalize', async () => {
+    change();
+    await backup.cycle('run_now', ctx());
+    const s = await state();
+    assert.equal(s.last_status, 'uploaded', s.last_error ?? undefined);
+    const [first] = station.initiations;
+    assert.equal(first?.streamed, true);
+    assert.equal(first?.archive_size_bytes, undefined);
+    assert.equal(first?.archive_sha256, undefined);
+    const [stored] = station.stored();
+    assert.ok(stored?.declared);
+    assert.equal(stored.declared.archive_size_bytes, stored.bytes.length);
+    assert.equal(stored.declared.archive_sha256, sha256(stored.bytes));
+    assert.ok(station.chunksFromHandle > 0, 'chunks were read from the archive the pipeline was writing');
+    assert.deepEqual(readdirSync(join(work, 'data', 'staging')), [], 'nothing left in staging');
+  });
+
+  test('cancelled while the streamed upload runs: no finalize, nothing staged, the job is cancelled', async () => {
+    change();
+    // 48 MiB zstd cannot shrink: far more than the pipeline holds in flight, so chunks go out
+    // while the archive is still read.
+    writeFileSync(join(job.absolute_path, 'cancel.bin'), randomBytes(48 * 1024 * 1024));
+    const controller = new AbortController();
+    let phase = '';
+    let cancelledWhile = '';
+    // The operator cancels during the archive, once a chunk of it has gone to the Station.
+    const progress = (patch: { phase?: string }) => {
+      phase = patch.phase ?? phase;
+      const sent = station.calls.some((c) => c.startsWith('chunk@'));
+      if (phase === 'archiving' && sent && !controller.signal.aborted) {
+        cancelledWhile = phase;
+        controller.abort(new Error('cancelled by the operator'));
+      }
+    };
+    await assert.rejects(backup.cycle('run_now', { signal: controller.signal, progress }));
+    assert.equal(cancelledWhile, 'archiving');
+    const s = await state();
+    assert.equal(s.last_status, 'cancelled');
+    assert.equal(s.staged, false);
+    assert.equal(station.calls.includes('finalize'), false);
+    assert.equal(station.stored().length, 0);
+    assert.deepEqual(readdirSync(join(work, 'data', 'staging')), [], 'no archive and no .part left');
+    rmSync(join(job.absolute_path, 'cancel.bin'));
+  });
+
+  test('a Station that refuses streamed (400, an older release) gets the staged archive as a plain upload', async () => {
+    station = new FakeStation('http://older-station', false); // the cycle's client comes from `station`
+    change();
+    await backup.cycle('run_now', ctx());
+    const s = await state();
+    assert.equal(s.last_status, 'uploaded', s.last_error ?? undefined);
+    assert.deepEqual(
+      station.initiations.map((m) => m.streamed === true),
+      [true, false],
+      'one streamed initiation refused, then a plain one',
+    );
+    const [stored] = station.stored();
+    assert.ok(stored);
+    assert.equal(stored.meta.archive_sha256, sha256(stored.bytes));
+    change();
+    await backup.cycle('run_now', ctx());
+    assert.equal((await state()).last_status, 'uploaded');
+    assert.deepEqual(
+      station.initiations.map((m) => m.streamed === true),
+      [true, false, false],
+      'a Station known to refuse is not asked again',
+    );
   });
 });

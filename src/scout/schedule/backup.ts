@@ -18,9 +18,16 @@ import type { KeyStore } from '../keys/key-store.ts';
 import type { ScoutSettingsService } from '../services/scout-settings.ts';
 import { type JobStates, stateView } from '../state/job-states.ts';
 import type { Circuit } from '../upload/circuit.ts';
-import { createStationClient, StationError } from '../upload/station-client.ts';
+import { createStationClient, type StationClient, StationError } from '../upload/station-client.ts';
 import { stationFailure } from '../upload/station-errors.ts';
-import { type StagedArchive, uploadStaged } from '../upload/uploader.ts';
+import {
+  announcement,
+  mayStream,
+  type StagedArchive,
+  type UploadTarget,
+  uploadStaged,
+} from '../upload/uploader.ts';
+import { type StreamedUpload, uploadWhileArchiving } from '../upload/while-archiving.ts';
 import type { OperationContext } from './runner.ts';
 
 const log = logger.child({ mod: 'scout/backup' });
@@ -67,8 +74,8 @@ export function createBackup(deps: {
   const needsAttention = new Set<string>();
 
   /**
-   * Walks the job for its change-detection fingerprint and size, holding no list of its
-   * entries; its extended attributes are listed meanwhile by another process (only an archive
+   * Walks the job for its fingerprint (what a streamed upload announces), its change-detection
+   * fingerprint and its size, holding no list of its entries; its extended attributes are listed meanwhile by another process (only an archive
    * needs them: `xattrs()` waits for them; `done()` stops the listing when unchanged).
    */
   async function collect(job: DiscoveredJob, signal: AbortSignal) {
@@ -81,21 +88,25 @@ export function createBackup(deps: {
         })
       : Promise.resolve(new Map() as XattrMap);
     listing.catch(() => {}); // awaited by xattrs(), or abandoned by done()
+    let fingerprint = '';
     let detected = '';
     let total = 0;
     try {
       if (config) {
         // What change detection compares: with `change_detection: mtimes`, modification times count.
-        const fingerprints = new WalkFingerprints([{ mtimes: config.change_detection === 'mtimes' }]);
+        const mtimes = config.change_detection === 'mtimes';
+        const fingerprints = new WalkFingerprints([{}, ...(mtimes ? [{ mtimes }] : [])]);
         for await (const entry of walkJob(job.absolute_path, config, { signal, fingerprints }))
           if (entry.type === 'file') total += entry.size;
-        detected = fingerprints.digests()[0] ?? '';
+        const [plain = '', withTimes] = fingerprints.digests();
+        fingerprint = plain;
+        detected = withTimes ?? plain;
       }
     } catch (error) {
       stop.abort();
       throw error;
     }
-    return { detected, total, xattrs: () => listing, done: () => stop.abort() };
+    return { fingerprint, detected, total, xattrs: () => listing, done: () => stop.abort() };
   }
 
   /**
@@ -105,12 +116,19 @@ export function createBackup(deps: {
    * snapshot, what a drill reads back) covers every entry in the archive, `retry_fingerprint`
    * (what change detection keeps) also leaves out those archived incomplete, so the next cycle
    * tries them again.
+   *
+   * With `station`, the upload runs while the archive is written (a streamed upload,
+   * src/scout/upload/while-archiving.ts), announced with the scan's fingerprint. An archive
+   * whose own fingerprint differs (entries changed, appeared or went between the scan and the
+   * archive's walk) is not what was announced: that upload is abandoned and the staged archive
+   * goes up afterwards as a plain upload.
    */
   async function stage(
     job: DiscoveredJob,
-    scan: { total: number; xattrs: () => Promise<XattrMap> },
+    scan: { fingerprint: string; total: number; xattrs: () => Promise<XattrMap> },
     ctx: OperationContext,
-  ) {
+    station: { client: StationClient; target: UploadTarget } | null,
+  ): Promise<{ staged: StagedArchive; upload: StreamedUpload | null }> {
     const config = job.config;
     if (!config) throw new Error('job without a valid config');
     await mkdir(stagingDir, { recursive: true });
@@ -127,21 +145,51 @@ export function createBackup(deps: {
     ]);
     const walkSkipped: SkippedEntry[] = [];
     ctx.progress({ phase: 'archiving', bytes_done: 0, bytes_total: total });
-    const result = await writeArchive({
-      jobDir: job.absolute_path,
-      entries: walkJob(job.absolute_path, config, {
+    const timestamp = utcSecond(now);
+    const streamKey = `${deps.instanceId}-${config.job_name}-s${randomBytes(8).toString('hex')}-${now}`;
+    let archiveDone = false;
+    const upload = station
+      ? uploadWhileArchiving({
+          ...station,
+          announce: announcement(
+            {
+              fingerprint: scan.fingerprint,
+              timestamp,
+              idempotency_key: streamKey,
+              key_fingerprint: key.fingerprint,
+            },
+            station.target,
+          ),
+          path: file,
+          signal: ctx.signal,
+          onProgress: (done) => {
+            if (archiveDone) ctx.progress({ bytes_done: done });
+          },
+        })
+      : null;
+    let result: Awaited<ReturnType<typeof writeArchive>>;
+    try {
+      result = await writeArchive({
+        jobDir: job.absolute_path,
+        entries: walkJob(job.absolute_path, config, {
+          signal: ctx.signal,
+          onSkip: (entry) => walkSkipped.push(entry),
+          fingerprints,
+        }),
+        followSymlinks: config.follow_symlinks,
+        xattrs: await scan.xattrs(),
+        recipient: key.publicKey,
+        outPath: file,
         signal: ctx.signal,
-        onSkip: (entry) => walkSkipped.push(entry),
-        fingerprints,
-      }),
-      followSymlinks: config.follow_symlinks,
-      xattrs: await scan.xattrs(),
-      recipient: key.publicKey,
-      outPath: file,
-      signal: ctx.signal,
-      onProgress: (bytes) => ctx.progress({ bytes_done: Math.min(bytes, total) }),
-    });
+        onProgress: (bytes) => ctx.progress({ bytes_done: Math.min(bytes, total) }),
+        ...(upload ? { onWritten: upload.onWritten } : {}),
+      });
+    } catch (error) {
+      await upload?.abandon(error as Error);
+      throw error;
+    }
     const [archived = '', retry = '', change] = fingerprints.digests();
+    const streamed = upload !== null && archived === scan.fingerprint;
     const incomplete = result.skipped.some((entry) => entry.inArchive);
     const skipped = summarizeSkipped([...walkSkipped, ...result.skipped]);
     const staged: StagedArchive = {
@@ -152,13 +200,65 @@ export function createBackup(deps: {
       ...(incomplete ? { retry_fingerprint: retry } : {}),
       ...(change !== undefined ? { change_fingerprint: change } : {}),
       skipped,
-      timestamp: utcSecond(now),
-      idempotency_key: `${deps.instanceId}-${config.job_name}-${result.sha256.slice(0, 16)}-${now}`,
+      timestamp,
+      idempotency_key: streamed
+        ? streamKey
+        : `${deps.instanceId}-${config.job_name}-${result.sha256.slice(0, 16)}-${now}`,
       key_fingerprint: key.fingerprint,
+      ...(streamed ? { streamed: true } : {}),
     };
     if (skipped) log.warn({ job: config.job_name, ...skipped }, 'the archive leaves entries out');
+    if (upload && !streamed) {
+      log.info(
+        { job: config.job_name },
+        'the job changed while it was archived: sending it with its own fingerprint',
+      );
+      await upload.abandon(
+        new Error('the archive is not the one announced (the job changed during the backup)'),
+      );
+    }
     await deps.states.update(job.relative_path, config.job_name, { staged });
-    return staged;
+    archiveDone = true;
+    upload?.complete({ size: result.size, sha256: result.sha256 });
+    return { staged, upload: streamed ? upload : null };
+  }
+
+  /** A client of the Station when the job's archive can go up now, else why it cannot. */
+  async function stationFor(
+    trigger: Trigger,
+    settings: { station_url: string | null; scout_credential: string | null },
+  ): Promise<
+    | { client: StationClient; blocked: null }
+    | { client: null; blocked: { message: string; attention: boolean; code: ErrorCode } }
+  > {
+    const blocked = (why: { message: string; attention: boolean; code: ErrorCode }) => ({
+      client: null,
+      blocked: why,
+    });
+    if (await deps.uploadsPaused()) {
+      return blocked({
+        message: 'uploads are paused on this Scout; resume them to upload the staged archive',
+        attention: false,
+        code: 'paused',
+      });
+    }
+    if (!settings.station_url || !settings.scout_credential) {
+      return blocked({
+        message:
+          'no Station is set: enter the Station URL and a Station token in Settings (station_url, scout_credential)',
+        attention: true,
+        code: 'not_configured',
+      });
+    }
+    if (trigger === 'schedule' && deps.circuit.blocksScheduled()) {
+      const { retry_at } = deps.circuit.view();
+      return blocked({
+        message: `the Station was unreachable for several cycles; uploads resume at ${retry_at} or on run-now`,
+        attention: false,
+        code: 'station_unreachable',
+      });
+    }
+    return { client: connect(settings.station_url, settings.scout_credential), blocked: null };
   }
 
   /**
@@ -200,8 +300,22 @@ export function createBackup(deps: {
         return { reached: null, uploadedWaiting: false };
       }
       if (due && !staged) log.info({ job: name, days: settings.force_send_every_days }, 'fresh snapshot due');
+      const target: UploadTarget = {
+        scoutId: settings.scout_id,
+        instanceId: deps.instanceId,
+        jobName: name,
+        advertisedUrl: deps.advertisedUrl,
+      };
+      // A new archive goes up while it is written when the upload could start now.
+      const early = staged ? null : (await stationFor(trigger, settings)).client;
+      let streaming: StreamedUpload | null = null;
       try {
-        staged ??= await stage(job, scan, ctx);
+        if (!staged) {
+          const station = early && mayStream(early) ? { client: early, target } : null;
+          const made = await stage(job, scan, ctx, station);
+          staged = made.staged;
+          streaming = made.upload;
+        }
       } finally {
         scan.done();
       }
@@ -213,46 +327,24 @@ export function createBackup(deps: {
           lastErrorCode: code,
         });
       };
-      if (await deps.uploadsPaused()) {
-        await refuse(
-          'uploads are paused on this Scout; resume them to upload the staged archive',
-          false,
-          'paused',
-        );
-        return { reached: null, uploadedWaiting: false };
-      }
-      if (!settings.station_url || !settings.scout_credential) {
-        await refuse(
-          'no Station is set: enter the Station URL and a Station token in Settings (station_url, scout_credential)',
-          true,
-          'not_configured',
-        );
-        return { reached: null, uploadedWaiting: false };
-      }
-      if (trigger === 'schedule' && deps.circuit.blocksScheduled()) {
-        const { retry_at } = deps.circuit.view();
-        await refuse(
-          `the Station was unreachable for several cycles; uploads resume at ${retry_at} or on run-now`,
-          false,
-          'station_unreachable',
-        );
+      const { client, blocked } = await stationFor(trigger, settings);
+      if (blocked) {
+        // Paused while the archive was written: the streamed upload resumes in a later cycle.
+        await streaming?.abandon(new Error(blocked.message));
+        await refuse(blocked.message, blocked.attention, blocked.code);
         return { reached: null, uploadedWaiting: false };
       }
       ctx.progress({ phase: 'uploading', bytes_done: 0, bytes_total: staged.size });
-      const client = connect(settings.station_url, settings.scout_credential);
       try {
-        const stored = await uploadStaged({
-          client,
-          staged,
-          target: {
-            scoutId: settings.scout_id,
-            instanceId: deps.instanceId,
-            jobName: name,
-            advertisedUrl: deps.advertisedUrl,
-          },
-          signal: ctx.signal,
-          onProgress: (done) => ctx.progress({ bytes_done: done }),
-        });
+        const stored = streaming
+          ? await streaming.result()
+          : await uploadStaged({
+              client,
+              staged,
+              target,
+              signal: ctx.signal,
+              onProgress: (done) => ctx.progress({ bytes_done: done }),
+            });
         await rm(staged.file, { force: true });
         await deps.states.update(job.relative_path, name, {
           lastStatus: 'uploaded',

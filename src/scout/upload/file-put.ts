@@ -1,11 +1,15 @@
 import { createReadStream } from 'node:fs';
+import type { FileHandle } from 'node:fs/promises';
 import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { pipeline } from 'node:stream/promises';
 
-/** A byte range of a file on disk, sent as a request body. */
+/**
+ * A byte range of a file on disk, sent as a request body: the file by name, or an open handle
+ * (an archive that is renamed while it is read; the handle stays open).
+ */
 export interface FileRange {
-  file: string;
+  file: string | FileHandle;
   offset: number;
   length: number;
 }
@@ -52,7 +56,11 @@ export function putFile(
     );
     req.on('error', reject);
     const end = range.offset + range.length - 1;
-    const source = createReadStream(range.file, { start: range.offset, end, highWaterMark: READ_BYTES });
+    const options = { start: range.offset, end, highWaterMark: READ_BYTES };
+    const source =
+      typeof range.file === 'string'
+        ? createReadStream(range.file, options)
+        : createReadStream('', { ...options, fd: range.file, autoClose: false });
     // A Station that answers before reading the whole body (a refusal) ends the upload early:
     // the answer decides, not the broken pipe.
     pipeline(source, req).catch((error: unknown) => {

@@ -1,3 +1,4 @@
+import type { FileHandle } from 'node:fs/promises';
 import { Readable } from 'node:stream';
 import type { ReadableStream as WebReadableStream } from 'node:stream/web';
 import type { DrillOutcome } from '../../shared/protocol/drills.ts';
@@ -18,6 +19,7 @@ import { stationStatusMeaning } from '../../shared/protocol/status-codes.ts';
 import type {
   ChunkReply,
   FinalizeReply,
+  FinalizeRequest,
   InitiateReply,
   InitiateRequest,
 } from '../../shared/protocol/uploads.ts';
@@ -145,7 +147,7 @@ export function createStationClient(baseUrl: string, token: string) {
     /** Sends `length` bytes of `file` from `offset`, streamed from disk. */
     async chunk(
       uploadId: string,
-      file: string,
+      file: string | FileHandle,
       offset: number,
       length: number,
       signal?: AbortSignal,
@@ -162,8 +164,9 @@ export function createStationClient(baseUrl: string, token: string) {
       return readJson<ChunkReply>(response, uploadPaths.chunk(uploadId, offset));
     },
 
-    finalize: (uploadId: string, signal?: AbortSignal) =>
-      json<FinalizeReply>('POST', uploadPaths.finalize(uploadId), undefined, signal),
+    /** `body`: a streamed upload's size and SHA-256 (none for an upload that declared them). */
+    finalize: (uploadId: string, body?: FinalizeRequest, signal?: AbortSignal) =>
+      json<FinalizeReply>('POST', uploadPaths.finalize(uploadId), body, signal),
 
     /** Recovery, restore requests and drills of one Scout instance. */
     instance(scoutId: string, instanceId: string) {

@@ -27,6 +27,8 @@ export const ERROR_CODES = {
   incomplete: 'finalize before every byte arrived; send from detail.next_offset, then finalize',
   checksum_mismatch:
     'the received bytes do not hash to archive_sha256; they were discarded, upload again from 0',
+  size_mismatch:
+    'streamed upload: finalize named another archive_size_bytes than was received; see detail.next_offset',
   already_stored: 'the upload was already finalized and stored; nothing more to send',
   paused: 'uploads are paused (on the Station, or on this Scout); the archive stays staged',
 
