@@ -2,7 +2,7 @@
 import { randomBytes } from 'node:crypto';
 import { utcSecond } from '../../src/shared/protocol/fields.ts';
 import { uploadPaths } from '../../src/shared/protocol/paths.ts';
-import type { InitiateRequest } from '../../src/shared/protocol/uploads.ts';
+import type { FinalizeRequest, InitiateRequest } from '../../src/shared/protocol/uploads.ts';
 import { sha256 } from './hashes.ts';
 import { parseBody } from './http.ts';
 
@@ -51,8 +51,20 @@ export const initiate = (url: string, token: string, meta: ArchiveMeta) =>
   call(url, 'POST', uploadPaths.initiate, token, meta);
 export const putChunk = (url: string, token: string, uploadId: string, offset: number, bytes: Uint8Array) =>
   call(url, 'PUT', uploadPaths.chunk(uploadId, offset), token, bytes);
-export const finalize = (url: string, token: string, uploadId: string) =>
-  call(url, 'POST', uploadPaths.finalize(uploadId), token);
+export const finalize = (url: string, token: string, uploadId: string, declared?: FinalizeRequest) =>
+  call(url, 'POST', uploadPaths.finalize(uploadId), token, declared);
+
+/** A streamed upload's initiation: `meta` without size and checksum (given at finalize). */
+export function streamedMeta(meta: ArchiveMeta): ArchiveMeta {
+  const { archive_size_bytes: _size, archive_sha256: _sha, ...rest } = meta;
+  return { ...rest, streamed: true };
+}
+
+/** What finalize of a streamed upload of `data` declares. */
+export const declaration = (data: Uint8Array): FinalizeRequest => ({
+  archive_size_bytes: data.length,
+  archive_sha256: sha256(data),
+});
 
 type CallReply = Awaited<ReturnType<typeof call>>;
 

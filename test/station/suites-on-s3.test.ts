@@ -14,6 +14,7 @@ import { snapshotIntegritySuite } from './snapshot-integrity-suite.ts';
 import { snapshotManagementSuite } from './snapshot-management-suite.ts';
 import { snapshotOrderSuite } from './snapshot-order-suite.ts';
 import { stationTokensSuite } from './station-tokens-suite.ts';
+import { streamedUploadSuite } from './streamed-upload-suite.ts';
 import { uploadFlowSuite } from './upload-flow-suite.ts';
 import { uploadRecoverySuite } from './upload-recovery-suite.ts';
 import { uploadRulesSuite } from './upload-rules-suite.ts';
@@ -45,6 +46,7 @@ onCeph('Station suites on S3 (Ceph)', (ceph) => {
   uploadRulesSuite(label('unusual snapshots and retention'), withEnv);
   uploadRecoverySuite(label('disk space, crash and abandoned uploads'), withEnv);
   uploadValidationSuite(label('upload validation and limits'), withEnv);
+  streamedUploadSuite(label('streamed uploads'), withEnv);
   stationTokensSuite(label('Station tokens and binding'), withEnv);
   snapshotDownloadsSuite(label('Scout recovery downloads'), () => station());
   snapshotManagementSuite(label('overview, snapshot and instance management'), () => station());

@@ -40,7 +40,10 @@ export const brokenBodyOf = (data: Uint8Array) =>
   );
 
 let counter = 0;
-export function bodyFor(data: Uint8Array, overrides: Partial<InitiateBody> = {}): InitiateBody {
+export function bodyFor(
+  data: Uint8Array,
+  overrides: Partial<InitiateBody> = {},
+): InitiateBody & { archive_size_bytes: number; archive_sha256: string } {
   counter += 1;
   return {
     scout_id: 'host-a',

@@ -52,6 +52,11 @@ export const uploadSessions = pgTable(
     jobName: text('job_name').notNull(),
     fingerprint: text('fingerprint').notNull(),
     timestamp: text('timestamp').notNull(),
+    /**
+     * What the Scout declared. A streamed upload (`streamed`) declares them at finalize: until
+     * then `archive_size_bytes` is the most it may receive (MAX_UPLOAD_BYTES at initiation) and
+     * `archive_sha256` is empty (src/station/uploads/sessions.ts, `openStream`).
+     */
     archiveSizeBytes: bigint('archive_size_bytes', { mode: 'number' }).notNull(),
     archiveSha256: text('archive_sha256').notNull(),
     keyFingerprint: text('key_fingerprint'),
@@ -66,6 +71,13 @@ export const uploadSessions = pgTable(
     /** Who writes to the upload now (a chunk or finalize) and until when: see uploads/upload-lease.ts. */
     lockOwner: text('lock_owner'),
     lockUntil: bigint('lock_until', { mode: 'number' }),
+    /** A streamed upload (size and SHA-256 given at finalize); null for a plain one. */
+    streamed: boolean('streamed'),
+    /**
+     * The space a streamed upload holds while bytes arrive (its job's newest snapshot's size at
+     * initiation, see uploads/space.ts); null for a plain upload, which holds its declared size.
+     */
+    reservedBytes: bigint('reserved_bytes', { mode: 'number' }),
   },
   (t) => [uniqueIndex('upload_sessions_idempotency_idx').on(t.idempotencyKey)],
 );

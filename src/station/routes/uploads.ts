@@ -5,7 +5,11 @@ import { type Context, Hono } from 'hono';
 import type { AppEnv } from '../../core/http/app-env.ts';
 import { clientAddress } from '../../core/http/client-address.ts';
 import { readJson, readQuery } from '../../core/http/json-body.ts';
-import { ChunkQuerySchema, InitiateRequestSchema } from '../../shared/protocol/uploads.ts';
+import {
+  ChunkQuerySchema,
+  FinalizeRequestSchema,
+  InitiateRequestSchema,
+} from '../../shared/protocol/uploads.ts';
 import type { StationServices } from '../services.ts';
 import { BACKUP_CHUNKS, stationToken } from './station-token-auth.ts';
 
@@ -40,7 +44,8 @@ export function uploadRoutes(station: StationServices) {
 
   app.post('/:uploadId/finalize', async (c) => {
     const token = await stationToken(c, station.tokens);
-    return c.json(await station.uploads.finalize(token, c.req.param('uploadId')));
+    const declared = await readJson(c, FinalizeRequestSchema);
+    return c.json(await station.uploads.finalize(token, c.req.param('uploadId'), declared));
   });
 
   return app;

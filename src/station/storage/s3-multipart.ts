@@ -230,6 +230,44 @@ export async function appendParts(
   }
 }
 
+/**
+ * A streamed upload's last part: its bytes wait in the tail object, since the part's length was
+ * not known while they arrived (the archive's size comes at finalize). Sends them as the last
+ * part (sending it again after an interruption replaces it) and returns the state with it.
+ */
+export async function sendTailPart(
+  client: S3Client,
+  where: { bucket: string; prefix: string },
+  state: MultipartState,
+): Promise<MultipartState> {
+  if (state.tail === 0) return state;
+  const Bucket = where.bucket;
+  const PartNumber = state.etags.length + 1;
+  const Key = `${tailFolder(where.prefix, state.multipartId)}${PartNumber}`;
+  try {
+    const tail = await client.send(new GetObjectCommand({ Bucket, Key, Range: `bytes=0-${state.tail - 1}` }));
+    const Body = Buffer.from(
+      await (tail.Body as { transformToByteArray(): Promise<Uint8Array> }).transformToByteArray(),
+    );
+    if (Body.length !== state.tail)
+      throw new AppError(500, `the tail of part ${PartNumber} holds ${Body.length} of ${state.tail} bytes`);
+    const answer = await client.send(
+      new UploadPartCommand({
+        Bucket,
+        Key: state.key,
+        UploadId: state.multipartId,
+        PartNumber,
+        Body,
+        ContentLength: state.tail,
+      }),
+    );
+    if (!answer.ETag) throw new Error('the bucket answered no ETag');
+    return { ...state, etags: [...state.etags, answer.ETag], tail: 0 };
+  } catch (error) {
+    throw error instanceof AppError ? error : storeFailed(`the last part (${PartNumber})`, error as Error);
+  }
+}
+
 async function dropPart(part: PartInFlight | null): Promise<void> {
   if (!part) return;
   part.abort.abort();

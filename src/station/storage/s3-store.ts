@@ -23,6 +23,7 @@ import {
   newState,
   parseState,
   partSizeFor,
+  sendTailPart,
   sha256Of,
   stagedBytesOf,
   tailFolder,
@@ -209,7 +210,7 @@ export function createS3Store(config: S3Config, client: S3Client = s3Client(conf
     },
 
     async complete(upload) {
-      const state = parseState(upload.state);
+      const state = await sendTailPart(client, where, parseState(upload.state));
       await completeMultipart(state, upload.target, upload.sizeBytes);
       // Ceph answers CompleteMultipartUpload with an empty ETag; HEAD has the object as stored.
       return stored(state.key);

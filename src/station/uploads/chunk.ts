@@ -1,20 +1,26 @@
 import type { Readable } from 'node:stream';
 import { eq } from 'drizzle-orm';
-import { AppError, badRequest, conflict } from '../../core/errors.ts';
+import { AppError, badRequest, conflict, payloadTooLarge } from '../../core/errors.ts';
 import { logger } from '../../core/log.ts';
 import type { ChunkReply } from '../../shared/protocol/uploads.ts';
 import { uploadSessions } from '../db/station-tables.ts';
 import type { StationTokenRow } from '../services/station-tokens.ts';
 import type { AppendResult } from '../storage/storage.ts';
 import { StagedOffsetMismatch } from '../storage/store-errors.ts';
-import { sessionOf, stagedUploadOf } from './sessions.ts';
+import { openStream, sessionOf, stagedUploadOf } from './sessions.ts';
 import { storeRefusal } from './store-refusals.ts';
-import type { UploadDeps } from './types.ts';
+import type { SessionRow, UploadDeps } from './types.ts';
 
 const log = logger.child({ mod: 'station/uploads' });
 
 const offsetMismatch = (next: number, message: string) =>
   conflict({ status: 'offset_mismatch', next_offset: next, message });
+
+/** A streamed upload that runs past this Station's limit is too large (413), not a bad chunk. */
+const overrun = (row: SessionRow, error: AppError, limit: number): AppError =>
+  openStream(row) && error.status === 400
+    ? payloadTooLarge(`the archive exceeds this Station's limit of ${limit} bytes (MAX_UPLOAD_BYTES)`)
+    : error;
 
 /**
  * Appends one chunk at `offset` (which must be the bytes received so far). Chunks of one
@@ -55,7 +61,7 @@ export async function chunk(
       try {
         result = await deps.store.append(upload, offset, hold.guard(body));
       } catch (error) {
-        if (error instanceof AppError) throw error;
+        if (error instanceof AppError) throw overrun(row, error, deps.maxUploadBytes);
         if (error instanceof StagedOffsetMismatch) throw storeRefusal(error);
         result = { stagedBytes: next, keptBytes: 0, state: row.storeState, interrupted: error };
       }

@@ -68,6 +68,8 @@ export function createCopyIn(deps: UploadDeps) {
       storeState: null,
       lockOwner: null,
       lockUntil: null,
+      streamed: null,
+      reservedBytes: null,
     };
     // The copy keeps the primary's name; one the store holds already is not copied over.
     if (await deps.store.exists(stagedUploadOf(row).target)) {

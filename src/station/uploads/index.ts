@@ -1,5 +1,6 @@
 import type { Readable } from 'node:stream';
 import { clock as stationClock } from '../../core/clock.ts';
+import type { FinalizeRequest } from '../../shared/protocol/uploads.ts';
 import type { StationTokenRow } from '../services/station-tokens.ts';
 import { chunk } from './chunk.ts';
 import { createCopyIn } from './copy-in.ts';
@@ -32,7 +33,8 @@ export function createUploads(
     initiate: (token: StationTokenRow, body: InitiateBody) => initiate(deps, sweeper.sweepIfDue, token, body),
     chunk: (token: StationTokenRow, uploadId: string, offset: number, body: Readable) =>
       chunk(deps, token, uploadId, offset, body),
-    finalize: (token: StationTokenRow, uploadId: string) => finalize(deps, token, uploadId),
+    finalize: (token: StationTokenRow, uploadId: string, declared?: FinalizeRequest) =>
+      finalize(deps, token, uploadId, declared),
     applyRetention: (ref: JobKey, protect: string) => applyRetention(deps, ref, protect),
     /** Start-up: staging areas of no live session go; sessions lose nothing they had. */
     reconcileStaging: () => abortOrphans(deps, true),

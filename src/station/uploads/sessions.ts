@@ -7,6 +7,12 @@ import type { StationTokenRow } from '../services/station-tokens.ts';
 import type { StagedUpload } from '../storage/storage.ts';
 import { type JobKey, jobKeyOf, type SessionRow, type UploadDeps } from './types.ts';
 
+/**
+ * A streamed upload whose size and SHA-256 are not yet declared (they come at finalize): its
+ * `archiveSizeBytes` is only the most it may receive, its `archiveSha256` empty.
+ */
+export const openStream = (row: SessionRow): boolean => row.streamed === true && row.archiveSha256 === '';
+
 /** The upload's staging area as the store knows it (sessions older than 0006 had no reserved name). */
 export function stagedUploadOf(row: SessionRow): StagedUpload {
   return {
@@ -54,6 +60,9 @@ export function storedNameOf(row: SessionRow): string {
   return row.storedAs;
 }
 
+/** `streamed: true` in the answers about a streamed upload (absent for a plain one, as before). */
+const streamedField = (row: SessionRow) => (row.streamed ? { streamed: true } : {});
+
 export function storedReply(deps: UploadDeps, row: SessionRow, duplicate: boolean): InitiateReply {
   return {
     upload_id: row.uploadId,
@@ -64,19 +73,22 @@ export function storedReply(deps: UploadDeps, row: SessionRow, duplicate: boolea
     pruned: [],
     duplicate,
     stored_as: storedNameOf(row),
+    ...streamedField(row),
   };
 }
 
 export async function progressReply(deps: UploadDeps, row: SessionRow): Promise<InitiateReply> {
   const next = await deps.store.stagedBytes(stagedUploadOf(row));
+  const open = openStream(row);
   return {
     upload_id: row.uploadId,
-    status: next >= row.archiveSizeBytes ? 'complete' : 'receiving',
+    status: !open && next >= row.archiveSizeBytes ? 'complete' : 'receiving',
     next_offset: next,
-    archive_size_bytes: row.archiveSizeBytes,
+    archive_size_bytes: open ? null : row.archiveSizeBytes,
     recommended_chunk_size_bytes: deps.store.chunkSizeFor(row.archiveSizeBytes),
     pruned: [],
     duplicate: false,
+    ...streamedField(row),
   };
 }
 

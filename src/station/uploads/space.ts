@@ -1,14 +1,16 @@
 import { ne } from 'drizzle-orm';
 import { AppError } from '../../core/errors.ts';
 import { uploadSessions } from '../db/station-tables.ts';
-import { stagedUploadOf } from './sessions.ts';
+import { openStream, stagedUploadOf } from './sessions.ts';
 import { RESERVATION_IDLE_MS, type UploadDeps } from './types.ts';
 
 const IDLE_MINUTES = RESERVATION_IDLE_MS / 60_000;
 
 /**
  * Space held for uploads: the bytes still to arrive of every unfinished session that received
- * bytes within RESERVATION_IDLE_MS, split into the asking token's and everyone else's.
+ * bytes within RESERVATION_IDLE_MS, split into the asking token's and everyone else's. A
+ * streamed upload's size is not known before finalize: it holds what it reserved at initiation
+ * (its job's newest snapshot's size, initiate.ts) less what arrived.
  * Sessions about to be superseded (`ignore`) hold nothing.
  */
 export async function reservedBytes(deps: UploadDeps, token: string, ignore: ReadonlySet<string>) {
@@ -17,7 +19,8 @@ export async function reservedBytes(deps: UploadDeps, token: string, ignore: Rea
   const reserved = { own: 0, ownUploads: 0, others: 0 };
   for (const row of live) {
     if (ignore.has(row.uploadId) || row.updatedAt < since) continue;
-    const bytes = Math.max(0, row.archiveSizeBytes - (await deps.store.stagedBytes(stagedUploadOf(row))));
+    const holds = openStream(row) ? (row.reservedBytes ?? 0) : row.archiveSizeBytes;
+    const bytes = Math.max(0, holds - (await deps.store.stagedBytes(stagedUploadOf(row))));
     if (row.tokenHash === token) {
       reserved.own += bytes;
       reserved.ownUploads += 1;
