@@ -7,6 +7,7 @@ import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSyn
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
+import { unpackWithTools } from '../helpers/archives.ts';
 import { buildTree } from '../helpers/files.ts';
 import { adminClient, type Client } from '../helpers/http.ts';
 import { skipUnlessPrograms } from '../helpers/programs.ts';
@@ -40,18 +41,7 @@ async function restoreWithStandardTools(job: string, into: string): Promise<void
     { headers: { authorization: `Bearer ${credential}` } },
   );
   assert.equal(res.status, 200);
-  const archive = join(work, `${job}.tar.zst`);
-  writeFileSync(archive, Buffer.from(await res.arrayBuffer()));
-  writeFileSync(join(work, 'key.txt'), `${key.body.age_identity}\n`);
-  mkdirSync(into, { recursive: true });
-  execFileSync('sh', [
-    '-c',
-    'age -d -i "$1" "$2" | zstd -d | tar -x -C "$3"',
-    'sh',
-    join(work, 'key.txt'),
-    archive,
-    into,
-  ]);
+  unpackWithTools(Buffer.from(await res.arrayBuffer()), key.body.age_identity, into);
 }
 
 describe('backup end to end', { skip }, () => {

@@ -1,6 +1,6 @@
 // Snapshot archives made with the real programs, the way a restore must be able to read them.
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -11,6 +11,21 @@ export function archiveWithTools(cwd: string, tarArgs: string[], recipient: stri
     ['-c', 'tar --format=posix "$@" -cf - | zstd -q -3 | age -r "$0"', recipient, ...tarArgs],
     { cwd, maxBuffer: 64 * 1024 * 1024, stdio: ['ignore', 'pipe', 'ignore'] },
   );
+}
+
+/** `age -d -i <key> | zstd -d | tar -x -C <into>` of a snapshot's bytes with the Scout's age identity. */
+export function unpackWithTools(archive: Uint8Array, ageIdentity: string, into: string): void {
+  const work = mkdtempSync(join(tmpdir(), 'snapshot-unpack-'));
+  try {
+    writeFileSync(join(work, 'snap.tar.zst'), archive);
+    writeFileSync(join(work, 'key.txt'), `${ageIdentity}\n`, { mode: 0o600 });
+    mkdirSync(into, { recursive: true });
+    execFileSync('sh', ['-c', 'age -d -i key.txt snap.tar.zst | zstd -d | tar -x -C "$0"', into], {
+      cwd: work,
+    });
+  } finally {
+    rmSync(work, { recursive: true, force: true });
+  }
 }
 
 export interface NewestSnapshot {

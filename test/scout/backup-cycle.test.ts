@@ -459,6 +459,25 @@ describe('the backup cycle against a Station client that answers like the protoc
     rmSync(join(job.absolute_path, 'cancel.bin'));
   });
 
+  test('a streamed upload the Station finds too large (413): the staged archive goes up with its size declared', async () => {
+    change();
+    station.faults.chunk.push((session) =>
+      session?.meta.streamed
+        ? refusal(413, 'payload_too_large', 'the archive outgrows 10000 parts')
+        : undefined,
+    );
+    await backup.cycle('run_now', ctx());
+    const s = await state();
+    assert.equal(s.last_status, 'uploaded', s.last_error ?? undefined);
+    const [streamed, plain] = station.initiations;
+    assert.equal(streamed?.streamed, true);
+    assert.equal(plain?.archive_size_bytes !== undefined && plain.streamed !== true, true);
+    assert.equal(plain?.idempotency_key, `${streamed?.idempotency_key}-plain`);
+    const [stored] = station.stored();
+    assert.ok(stored);
+    assert.equal(stored.meta.archive_sha256, createHash('sha256').update(stored.bytes).digest('hex'));
+  });
+
   test('a Station that refuses streamed (400, an older release) gets the staged archive as a plain upload', async () => {
     station = new FakeStation('http://older-station', false); // the cycle's client comes from `station`
     change();

@@ -13,7 +13,7 @@ import { AppError } from '../../src/core/errors.ts';
 import { leases, uploadSessions } from '../../src/station/db/station-tables.ts';
 import { ABANDONED_AFTER_MS, processLock } from '../../src/station/uploads/index.ts';
 import { LEASE_MS } from '../../src/station/uploads/upload-lease.ts';
-import { bodyFor, bodyOf, brokenBodyOf, type Kit, openKit } from './upload-services-kit.ts';
+import { bodyFor, bodyOf, brokenBodyOf, type Kit, openKit, sha256 } from './upload-services-kit.ts';
 
 /** The AppError `work` rejects with. */
 async function appError(work: Promise<unknown>): Promise<AppError> {
@@ -123,6 +123,33 @@ describe('upload services (in process, PGlite, disk store, fixed clock)', () => 
     assert.equal((await kit.uploads.initiate(kit.token, meta)).next_offset, 0);
     await kit.uploads.chunk(kit.token, upload_id, 0, bodyOf(data));
     assert.equal((await kit.uploads.finalize(kit.token, upload_id)).status, 'stored');
+  });
+
+  test("a streamed upload holds its job's newest snapshot's size (0 for a first); finalize keeps the declared size", async () => {
+    const first = randomBytes(200_000);
+    const meta = fresh(first);
+    const { archive_size_bytes: _size, archive_sha256: _sha, ...open } = meta;
+    const started = await kit.uploads.initiate(kit.token, { ...open, streamed: true });
+    assert.equal(started.archive_size_bytes, null);
+    assert.equal((await row(started.upload_id))?.reservedBytes, 0, "a job's first upload: nothing to go by");
+    await kit.uploads.chunk(kit.token, started.upload_id, 0, bodyOf(first));
+    const done = await kit.uploads.finalize(kit.token, started.upload_id, {
+      archive_size_bytes: first.length,
+      archive_sha256: sha256(first),
+    });
+    assert.equal(done.status, 'stored');
+    const stored = await row(started.upload_id);
+    assert.equal(stored?.archiveSizeBytes, first.length);
+    assert.equal(stored?.archiveSha256, sha256(first));
+
+    kit.clock.advance(60_000);
+    const second = await kit.uploads.initiate(kit.token, {
+      ...open,
+      idempotency_key: `${open.idempotency_key}-2`,
+      timestamp: new Date(kit.clock.now() - 1000).toISOString().replace(/\.\d{3}Z$/, 'Z'),
+      streamed: true,
+    });
+    assert.equal((await row(second.upload_id))?.reservedBytes, first.length, "the newest snapshot's size");
   });
 
   test('offset mismatch, interrupted and over-long chunks', async () => {

@@ -123,6 +123,7 @@ export async function sendArchive(options: {
 }): Promise<FinalizeReply> {
   const { client, source, target, signal } = options;
   let streamed = options.streamed && mayStream(client);
+  let announce = options.announce;
   let failures = 0;
   let restarts = 0;
   let chunkSize = 0;
@@ -134,9 +135,9 @@ export async function sendArchive(options: {
     }
   };
   const initiate = async () => {
-    if (streamed) return client.initiate({ ...options.announce, streamed: true }, signal);
+    if (streamed) return client.initiate({ ...announce, streamed: true }, signal);
     const end = await ended();
-    const meta = { ...options.announce, archive_size_bytes: end.size, archive_sha256: end.sha256 };
+    const meta = { ...announce, archive_size_bytes: end.size, archive_sha256: end.sha256 };
     return client.initiate(meta, signal);
   };
   for (;;) {
@@ -206,6 +207,17 @@ export async function sendArchive(options: {
     } catch (error) {
       if (signal?.aborted) throw signal.reason;
       if (!(error instanceof StationError)) throw error;
+      if (streamed && error.status === 413) {
+        // Larger than the Station planned for (or than it takes): once the archive is staged,
+        // its declared size decides, as a plain upload under a key of its own.
+        streamed = false;
+        announce = { ...announce, idempotency_key: `${announce.idempotency_key}-plain` };
+        log.warn(
+          { job: target.jobName },
+          'the streamed upload was too large for the Station; declaring the size',
+        );
+        continue;
+      }
       const mismatch = error.code === 'checksum_mismatch' || error.code === 'size_mismatch';
       if (mismatch && restarts === 0) {
         restarts += 1;

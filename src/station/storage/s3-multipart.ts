@@ -193,6 +193,11 @@ export async function appendParts(
           if (partStart() + fill >= upload.sizeBytes) {
             throw badRequest(`the body runs past archive_size_bytes (${upload.sizeBytes})`);
           }
+          if (partNumber() > MAX_PARTS) {
+            throw payloadTooLarge(
+              `the archive outgrows ${MAX_PARTS} parts of ${kept.partSize} bytes, the most one object holds; send it again with its size declared`,
+            );
+          }
           buffer ??= await loadTail();
           part ??= openPart();
           const room = buffer.length - fill;

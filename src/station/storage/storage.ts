@@ -86,7 +86,10 @@ export interface SnapshotStore {
    * AppError for a size that cannot be stored.
    */
   chunkSizeFor(archiveSizeBytes: number): number;
-  /** Opens the staging area of a new upload; returns the `state` to keep with the session. */
+  /**
+   * Opens the staging area of a new upload; returns the `state` to keep with the session. Its
+   * `sizeBytes` is what the parts are chosen for (a streamed upload's planned size).
+   */
   beginStaging(upload: Omit<StagedUpload, 'state'>): Promise<string | null>;
   stagedBytes(upload: StagedUpload): Promise<number>;
   /**

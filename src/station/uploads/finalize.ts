@@ -114,7 +114,7 @@ export async function finalize(
       const sha = await deps.store.stagedSha256(upload);
       await hold.confirm();
       if (sha !== expected.sha256) {
-        const why = 'the received bytes do not match archive_sha256';
+        const why = 'the received bytes did not match archive_sha256';
         throw await discard(deps, row, facts, 'checksum_mismatch', why);
       }
       await deps.events?.beforeStore(facts);

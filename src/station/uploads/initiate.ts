@@ -9,6 +9,7 @@ import {
   liveSessionsOf,
   markStored,
   openStream,
+  plannedSize,
   progressReply,
   stagedUploadOf,
   storedReply,
@@ -163,7 +164,7 @@ export async function initiate(
   const state = await deps.store.beginStaging({
     uploadId: upload.uploadId,
     target: upload.target,
-    sizeBytes: upload.sizeBytes,
+    sizeBytes: plannedSize(inserted),
   });
   if (state !== null) {
     await deps.db

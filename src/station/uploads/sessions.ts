@@ -13,6 +13,15 @@ import { type JobKey, jobKeyOf, type SessionRow, type UploadDeps } from './types
  */
 export const openStream = (row: SessionRow): boolean => row.streamed === true && row.archiveSha256 === '';
 
+/**
+ * The size a session's chunks (a bucket's parts) are chosen for. A streamed upload's size is
+ * not known: it is planned at 4× what it reserved (its job's newest snapshot), within its limit,
+ * so a job under ~156 GiB gets the smallest parts (16 MiB, each held in memory while it
+ * arrives) instead of parts for MAX_UPLOAD_BYTES; one that outgrows 10,000 parts is 413.
+ */
+export const plannedSize = (row: SessionRow): number =>
+  row.streamed ? Math.min(row.archiveSizeBytes, 4 * (row.reservedBytes ?? 0)) : row.archiveSizeBytes;
+
 /** The upload's staging area as the store knows it (sessions older than 0006 had no reserved name). */
 export function stagedUploadOf(row: SessionRow): StagedUpload {
   return {
@@ -69,7 +78,7 @@ export function storedReply(deps: UploadDeps, row: SessionRow, duplicate: boolea
     status: 'stored',
     next_offset: row.archiveSizeBytes,
     archive_size_bytes: row.archiveSizeBytes,
-    recommended_chunk_size_bytes: deps.store.chunkSizeFor(row.archiveSizeBytes),
+    recommended_chunk_size_bytes: deps.store.chunkSizeFor(plannedSize(row)),
     pruned: [],
     duplicate,
     stored_as: storedNameOf(row),
@@ -85,7 +94,7 @@ export async function progressReply(deps: UploadDeps, row: SessionRow): Promise<
     status: !open && next >= row.archiveSizeBytes ? 'complete' : 'receiving',
     next_offset: next,
     archive_size_bytes: open ? null : row.archiveSizeBytes,
-    recommended_chunk_size_bytes: deps.store.chunkSizeFor(row.archiveSizeBytes),
+    recommended_chunk_size_bytes: deps.store.chunkSizeFor(plannedSize(row)),
     pruned: [],
     duplicate: false,
     ...streamedField(row),
