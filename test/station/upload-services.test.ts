@@ -13,7 +13,8 @@ import { AppError } from '../../src/core/errors.ts';
 import { leases, uploadSessions } from '../../src/station/db/station-tables.ts';
 import { ABANDONED_AFTER_MS, processLock } from '../../src/station/uploads/index.ts';
 import { LEASE_MS } from '../../src/station/uploads/upload-lease.ts';
-import { bodyFor, bodyOf, brokenBodyOf, type Kit, openKit, sha256 } from './upload-services-kit.ts';
+import { sha256 } from '../helpers/hashes.ts';
+import { bodyFor, bodyOf, brokenBodyOf, type Kit, openKit } from './upload-services-kit.ts';
 
 /** The AppError `work` rejects with. */
 async function appError(work: Promise<unknown>): Promise<AppError> {
