@@ -1,7 +1,8 @@
 // Streamed uploads (issue #27, the `streamed` extension of src/shared/protocol/uploads.ts): an
 // initiation without size and checksum, chunks as the archive grows, size and SHA-256 checked
 // at finalize; a SIGKILL of the Station mid-upload resumes; binding, idempotency and the size
-// limit as for a plain upload. Runs on PGlite and on PostgreSQL, and on S3 (suites-on-s3.test.ts).
+// limit as for a plain upload. Runs on PGlite and on PostgreSQL (upload-suites.ts), and on S3
+// (suites-on-s3.test.ts).
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { describe, test } from 'node:test';

@@ -4,6 +4,7 @@ import type { Database } from '../helpers/database-runner.ts';
 import { onDatabase } from '../helpers/database-runner.ts';
 import { backupAbuseSuite } from './backup-abuse-suite.ts';
 import { reservationsSuite } from './reservations-suite.ts';
+import { streamedUploadSuite } from './streamed-upload-suite.ts';
 import { uploadFlowSuite } from './upload-flow-suite.ts';
 import { uploadRecoverySuite } from './upload-recovery-suite.ts';
 import { uploadRulesSuite } from './upload-rules-suite.ts';
@@ -22,6 +23,7 @@ export function uploadSuites(database: Database): void {
       stationOn(`upload_recovery_${name}`, { env }),
     );
     reservationsSuite(on('staging reservations'), (options) => stationOn('reservations', options));
+    streamedUploadSuite(on('streamed uploads'), (name, env) => stationOn(`streamed_upload_${name}`, { env }));
     // On PostgreSQL two Stations share the database: the request limit and the drill
     // de-duplication live there, so they hold across both.
     backupAbuseSuite(
