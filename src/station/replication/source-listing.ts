@@ -1,12 +1,16 @@
 import { z } from 'zod';
+import { stationPaths } from '../../shared/protocol/api-paths.ts';
 import { utcSecond } from '../../shared/protocol/fields.ts';
 import type { InstanceRow, SnapshotRow } from '../services/snapshot-index.ts';
 
 /** Where a primary answers its replicas (scope `replicate`, src/station/routes/replication-source.ts). */
 export const SOURCE_PATHS = {
-  listing: '/api/replication/source',
+  listing: stationPaths.replicationSource,
   snapshot: (s: { scout_id: string; scout_instance_id: string; job_name: string; filename: string }) =>
-    `/api/replication/source/snapshots/${[s.scout_id, s.scout_instance_id, s.job_name, s.filename].map(encodeURIComponent).join('/')}`,
+    stationPaths.replicationSourceSnapshot(
+      { scoutId: s.scout_id, instanceId: s.scout_instance_id, jobName: s.job_name },
+      s.filename,
+    ),
 };
 
 const SourceSnapshot = z.object({

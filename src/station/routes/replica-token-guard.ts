@@ -1,9 +1,10 @@
 import type { MiddlewareHandler } from 'hono';
 import { forbidden } from '../../core/errors.ts';
 import type { AppEnv } from '../../core/http/app-env.ts';
+import { stationPaths } from '../../shared/protocol/api-paths.ts';
 
 /** The only routes a token with the `replicate` scope alone may call (replication-source.ts). */
-export const REPLICATION_SOURCE_PREFIX = '/api/replication/source';
+export const REPLICATION_SOURCE_PREFIX = stationPaths.replicationSource;
 
 /**
  * A token whose only scope is `replicate` reaches the replication source routes and nothing
