@@ -1,4 +1,4 @@
-// Retention settings the Station tests send (test/station/retention-suite.ts,
+// Retention settings the Station tests send (test/station/retention/retention-suite.ts,
 // snapshot-order-suite.ts, retention-migration.test.ts, s3-object-lock.test.ts).
 
 /** The calendar rules off (hourly to yearly 0): only keep_last and keep_within_days count. */

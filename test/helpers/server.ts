@@ -176,7 +176,7 @@ async function launch(
       // schedule them for a leap day's midnight; tests that test the scheduler set their own.
       ...(role === 'scout' ? { SCAN_ROOT: join(options.dataDir, 'scan'), CRON_SCHEDULE: '0 0 29 2 *' } : {}),
       // Test Stations keep the last 30 (the default before calendar retention), so suites that
-      // store many snapshots of one job keep them; test/station/retention-suite.ts sets '' to
+      // store many snapshots of one job keep them; test/station/retention/retention-suite.ts sets '' to
       // test a new Station's defaults.
       ...(role === 'station' ? { RETENTION_KEEP_LAST: '30' } : {}),
       ...(role === 'station' && testStorageUrl(options.dataDir)

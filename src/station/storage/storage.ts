@@ -5,7 +5,7 @@ import type { StoredJobKey } from '../job-key.ts';
 /**
  * The one way Station services reach snapshot bytes and staged uploads. Two implementations:
  * the local disk (`disk-store.ts`, BACKUP_ROOT + STAGING_DIR) and an S3-compatible bucket
- * (`s3-store.ts`, STORAGE_URL=s3://…). Both pass `test/station/storage-conformance-suite.ts`.
+ * (`s3-store.ts`, STORAGE_URL=s3://…). Both pass `test/station/storage/storage-conformance-suite.ts`.
  *
  * Rules every implementation keeps:
  * - A snapshot appears only complete, and only through `complete` (after the caller checked
