@@ -9,6 +9,11 @@ export const DIRECT_ALIGN = 4096;
 const REGION_BLOCKS = 8;
 /** At most this many blocks (32 MiB) are lent at once; a write beyond takes fresh memory. */
 const MAX_BLOCKS = 16;
+/**
+ * The size of a block of fresh memory past the pool (more than 8 chunks written at once): small,
+ * so 20 parallel uploads do not hold 2 MiB each of memory the allocator keeps afterwards.
+ */
+const FRESH_BLOCK_BYTES = 256 * 1024;
 const WASM_PAGE = 64 * 1024;
 
 /** A block of memory to fill and write; `aligned` when its address suits direct writes. */
@@ -45,11 +50,11 @@ function newRegion(): void {
  * written from it, so the only memory that comes and goes per upload is Node's own per-read
  * buffer. The pool grows by regions up to MAX_BLOCKS and never shrinks (its pages stay the
  * process's, as the two fresh 2 MiB buffers per chunk they replace would while the GC let them
- * live); a writer beyond that takes plain memory and writes through the page cache.
+ * live); a writer beyond that takes small blocks of plain memory and writes through the page cache.
  */
 export function takeBlock(): BatchBlock {
   if (free.length === 0 && made < MAX_BLOCKS) newRegion();
-  return free.pop() ?? { bytes: Buffer.allocUnsafeSlow(BLOCK_BYTES), aligned: false };
+  return free.pop() ?? { bytes: Buffer.allocUnsafeSlow(FRESH_BLOCK_BYTES), aligned: false };
 }
 
 /** Gives a block back once nothing reads or writes it any more. */

@@ -2,7 +2,7 @@ import { constants } from 'node:fs';
 import { type FileHandle, open } from 'node:fs/promises';
 import { logger } from '../../core/log.ts';
 import { noteReceived } from '../gc-pacing.ts';
-import { type BatchBlock, BLOCK_BYTES, DIRECT_ALIGN, returnBlock, takeBlock } from './batch-blocks.ts';
+import { type BatchBlock, DIRECT_ALIGN, returnBlock, takeBlock } from './batch-blocks.ts';
 
 const log = logger.child({ mod: 'station/write-batches' });
 
@@ -181,7 +181,7 @@ export async function openWriteBatches(
         const copied = chunk.copy(block(current), fill, at);
         fill += copied;
         at += copied;
-        if (fill === BLOCK_BYTES) {
+        if (fill === block(current).length) {
           clearTimer();
           if (writing) await writing;
           check();

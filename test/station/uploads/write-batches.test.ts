@@ -54,6 +54,20 @@ describe('write batches', () => {
     }
   });
 
+  test('past the pool (every block lent) the bytes are written exactly from small plain blocks', async () => {
+    const lent = Array.from({ length: 16 }, () => takeBlock());
+    try {
+      const path = join(dir, 'beyond-pool');
+      const first = randomBytes(3333);
+      writeFileSync(path, first);
+      const more = randomBytes(BLOCK_BYTES + 5555);
+      await append(path, first.length, more);
+      assert.equal(sha256(readFileSync(path)), sha256(Buffer.concat([first, more])));
+    } finally {
+      for (const b of lent) returnBlock(b);
+    }
+  });
+
   test('an empty chunk writes nothing and keeps the file as it was', async () => {
     const path = join(dir, 'empty');
     const bytes = randomBytes(10_000);
@@ -67,6 +81,7 @@ describe('write batches', () => {
     assert.ok(taken.every((b) => b.aligned && b.bytes.length === BLOCK_BYTES));
     const beyond = takeBlock();
     assert.equal(beyond.aligned, false, 'past the pool a writer gets plain memory');
+    assert.ok(beyond.bytes.length < BLOCK_BYTES, 'and less of it');
     for (const b of [...taken, beyond]) returnBlock(b);
     const again = Array.from({ length: 16 }, () => takeBlock());
     assert.ok(
