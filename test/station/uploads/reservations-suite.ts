@@ -8,6 +8,7 @@ import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
+import { HOUR_MS } from '../../../src/core/clock.ts';
 import { utcSecond } from '../../../src/shared/protocol/fields.ts';
 import { adminClient, type Client } from '../../helpers/http.ts';
 import type { ServerOptions, TestServer } from '../../helpers/server.ts';
@@ -15,7 +16,6 @@ import { diskOnly, stagingAreas } from '../../helpers/station-store.ts';
 import { type ArchiveMeta, archiveMeta, initiate, putChunk } from '../../helpers/uploads.ts';
 
 const MINUTE_MS = 60 * 1000;
-const HOUR_MS = 60 * MINUTE_MS;
 const GIB = 1024 ** 3;
 
 export type StartStation = (options: ServerOptions) => Promise<TestServer>;

@@ -1,6 +1,7 @@
 // The upload services without a server: initiate → chunk → finalize, a restart between
 // chunks, checksum mismatch, interrupted and over-long chunks, the name reserved at initiation,
 // the upload lease, retention and the 24-hour sweep, with the clock moved by the test.
+
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
@@ -10,6 +11,7 @@ import { after, before, describe, mock, test } from 'node:test';
 import { eq } from 'drizzle-orm';
 import { HOUR_MS } from '../../../src/core/clock.ts';
 import { AppError } from '../../../src/core/errors.ts';
+import { utcSecond } from '../../../src/shared/protocol/fields.ts';
 import { leases, uploadSessions } from '../../../src/station/db/station-tables.ts';
 import { ABANDONED_AFTER_MS, processLock } from '../../../src/station/uploads/index.ts';
 import { LEASE_MS } from '../../../src/station/uploads/upload-lease.ts';
@@ -147,7 +149,7 @@ describe('upload services (in process, PGlite, disk store, fixed clock)', () => 
     const second = await kit.uploads.initiate(kit.token, {
       ...open,
       idempotency_key: `${open.idempotency_key}-2`,
-      timestamp: new Date(kit.clock.now() - 1000).toISOString().replace(/\.\d{3}Z$/, 'Z'),
+      timestamp: utcSecond(kit.clock.now() - 1000),
       streamed: true,
     });
     assert.equal((await row(second.upload_id))?.reservedBytes, first.length, "the newest snapshot's size");
