@@ -3,12 +3,8 @@ import { clock } from '../../core/clock.ts';
 import { signedIn } from '../../core/http/access.ts';
 import type { AppEnv } from '../../core/http/app-env.ts';
 import { readQuery } from '../../core/http/json-body.ts';
-import {
-  type InstanceList,
-  type JobSnapshotsPage,
-  type JobsPage,
-  JobsQuerySchema,
-} from '../../shared/protocol/jobs.ts';
+import type { InstanceList, JobSnapshotsPage, JobsPage } from '../../shared/protocol/jobs.ts';
+import { JobsQuerySchema } from '../../shared/protocol/jobs-query.ts';
 import type { StationServices } from '../services.ts';
 
 /**

@@ -14,8 +14,8 @@ import {
   type JobSnapshotsPage,
   type JobSummary,
   type JobsPage,
-  type JobsQuery,
 } from '../../shared/protocol/jobs.ts';
+import type { JobsQuery } from '../../shared/protocol/jobs-query.ts';
 import type { StationDb } from '../db/open.ts';
 import { attentionRankSql, healthRankSql, JOB_HEALTH_RULES, problemsSql } from './job-health.ts';
 import type { JobKey, SnapshotIndex } from './snapshot-index.ts';
