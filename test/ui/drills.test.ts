@@ -2,7 +2,8 @@
 // Station (the built bundle): "Run a drill" on a job in the Scout console runs a real drill and
 // both dashboards show "Last proven restorable"; the drill schedule is a Scout setting; a job not
 // proven within twice the schedule is flagged (the Scout reads its own schedule, the Station
-// assumes the default weekly one: 14 days), seen through pages whose clock runs days ahead; after
+// assumes the default weekly one: 14 days, and decides it on its own clock, which the test moves),
+// seen through pages whose clock runs days ahead; after
 // the Station's copy of the snapshot is damaged, "Drill all jobs" fails the drill and both
 // dashboards show a red "Drill failed" badge with the drill's error as its tooltip. Tests run in order.
 import assert from 'node:assert/strict';
@@ -102,7 +103,8 @@ describe('Restore drills on both dashboards', { skip }, () => {
       'sub/b.bin': Buffer.alloc(20_000, 3),
     });
     [station, scout, browser] = await Promise.all([
-      startServer('station', { entry: 'dist' }),
+      // From the source (serving the built web app): the test moves the Station's clock.
+      startServer('station'),
       startServer('scout', { entry: 'dist', dataDir: dirs.dataDir }),
       launchBrowser(),
     ]);
@@ -216,9 +218,11 @@ describe('Restore drills on both dashboards', { skip }, () => {
     assert.equal(await badge.innerText(), 'Not proven recently');
     assert.match(String(await badge.getAttribute('title')), /within twice the drill schedule \(2 days\)/);
 
+    station.advanceClock(3 * DAY_MS);
     const stationSoon = await open(station.url, false, 3 * DAY_MS);
     assert.equal(await proven(stationJob(stationSoon)).innerText(), '3 d ago');
     assert.equal(await stationJob(stationSoon).getByTestId('drill-badge').count(), 0, 'within 14 days');
+    station.advanceClock(12 * DAY_MS);
     const stationLater = await open(station.url, false, 15 * DAY_MS);
     const job = stationJob(stationLater);
     assert.equal(await proven(job).innerText(), '15 d ago');
@@ -227,6 +231,10 @@ describe('Restore drills on both dashboards', { skip }, () => {
       String(await job.getByTestId('drill-badge').getAttribute('title')),
       /twice the drill schedule \(14 days\)/,
     );
+    // Back to today for the next test; the sign-ins 15 days on removed the first page's expired
+    // session (7 days), so that page signs in again.
+    station.advanceClock(-15 * DAY_MS);
+    stationPage = await open(station.url, false);
   });
 
   test('"Drill all jobs" on a damaged snapshot: a red "Drill failed" badge with the error, on both dashboards', async () => {

@@ -1,5 +1,6 @@
-// The Station dashboard in a real Chromium against a real Station (the built bundle): the
-// overview tree with per-job health, its 15 s refresh (the page's clock is moved, not
+// The Station dashboard in a real Chromium against a real Station (from the source, serving the
+// built web app, so the test can move the Station's clock: the Station decides a job's health):
+// the overview tree with per-job health, its 15 s refresh (the page's clock is moved, not
 // waited for), unusual and stale snapshots, storage and upload pause, snapshot download,
 // delete and restore requests, instance deletion with missing files, Station tokens (mint,
 // the secret once with its environment lines, revoke), settings and verification.
@@ -71,7 +72,7 @@ describe('Station dashboard', { skip }, () => {
 
   before(async () => {
     [server, browser, receiver] = await Promise.all([
-      startServer('station', { entry: 'dist' }),
+      startServer('station'),
       launchBrowser(),
       startReceiver(),
     ]);
@@ -472,6 +473,7 @@ describe('Station dashboard', { skip }, () => {
   });
 
   test('at phone width in the dark, three days later: jobs are flagged stale', async () => {
+    server.advanceClock(3 * DAY_MS);
     const phone = await newPage(browser, { viewport: 'phone', colorScheme: 'dark' });
     await phone.page.clock.install({ time: Date.now() + 3 * DAY_MS });
     await signIn(phone.page, server.url, 'admin', ADMIN_PASSWORD);

@@ -95,6 +95,8 @@ describe('Station dashboard and Scout console together', { skip }, () => {
     const job = dashboard.getByLabel(`Job ${JOB}`);
     await job.waitFor({ timeout: 30_000 });
     await job.getByRole('button', { name: /^Snapshots of / }).click();
+    // The job's snapshots are fetched when it opens.
+    await job.getByRole('button', { name: /^Request restore of / }).waitFor();
     assert.equal(await job.getByRole('button', { name: /^Request restore of / }).count(), 1);
     await screenshot(dashboard, 'together-station-overview');
   });

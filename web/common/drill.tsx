@@ -47,20 +47,25 @@ export function drillBadge(
   since: string | null = null,
   now = Date.now(),
 ): DrillBadge | null {
-  if (drill?.status === 'failed') {
-    return {
-      text: 'Drill failed',
-      title: `The restore drill of ${drill.filename} ${relativeTime(drill.finished_at, now)} failed: ${drill.error ?? 'no reason given'}`,
-    };
-  }
+  if (drill?.status === 'failed') return failedDrillBadge(drill, now);
   if (periodDays === null) return null;
   const limit = 2 * periodDays * DAY;
+  if (drill) return ageSeconds(drill.finished_at, now) > limit ? notProvenBadge(periodDays, false) : null;
+  return since !== null && ageSeconds(since, now) > limit ? notProvenBadge(periodDays, true) : null;
+}
+
+/** The badge of a failed drill, its error as the tooltip. */
+export function failedDrillBadge(drill: DrillOutcome, now = Date.now()): DrillBadge {
+  return {
+    text: 'Drill failed',
+    title: `The restore drill of ${drill.filename} ${relativeTime(drill.finished_at, now)} failed: ${drill.error ?? 'no reason given'}`,
+  };
+}
+
+/** The badge of a job no drill proved within twice the schedule's period (`never`: never drilled). */
+export function notProvenBadge(periodDays: number, never: boolean): DrillBadge {
   const rule = `No restore drill succeeded within twice the drill schedule (${formatDays(2 * periodDays)}).`;
-  if (drill)
-    return ageSeconds(drill.finished_at, now) > limit ? { text: 'Not proven recently', title: rule } : null;
-  return since !== null && ageSeconds(since, now) > limit
-    ? { text: 'Not proven recently', title: `${rule} This job was never drilled.` }
-    : null;
+  return { text: 'Not proven recently', title: never ? `${rule} This job was never drilled.` : rule };
 }
 
 function formatDays(days: number): string {

@@ -45,6 +45,16 @@ export function usePoll<T>(load: () => Promise<T>, intervalMs: number | null): P
     void reload();
   }, [reload]);
 
+  useRefresh(reload, intervalMs);
+
+  return { ...state, loading, reload };
+}
+
+/**
+ * Calls `reload` every `intervalMs` (null: never) unless refreshes are paused, and at once when
+ * the tab becomes visible again.
+ */
+export function useRefresh(reload: () => Promise<void>, intervalMs: number | null): void {
   useEffect(() => {
     if (intervalMs === null) return;
     const timer = setInterval(() => {
@@ -59,6 +69,4 @@ export function usePoll<T>(load: () => Promise<T>, intervalMs: number | null): P
       document.removeEventListener('visibilitychange', onVisible);
     };
   }, [intervalMs, reload]);
-
-  return { ...state, loading, reload };
 }

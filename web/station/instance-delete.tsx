@@ -4,12 +4,18 @@
  */
 import { useState } from 'preact/hooks';
 import { stationPaths } from '../../src/shared/protocol/api-paths.ts';
-import type { OverviewInstance } from '../../src/shared/protocol/overview.ts';
+import type { JobSummary } from '../../src/shared/protocol/jobs.ts';
 import type { InstanceDeleted } from '../../src/shared/protocol/snapshots.ts';
 import { ApiError, api, errorText } from '../common/api.ts';
 import { Dialog } from '../common/dialog.tsx';
 import { formatBytes } from '../common/format.ts';
 import { ErrorText } from '../common/ui.tsx';
+
+/** An instance as the dashboard shows it: its ID and its jobs loaded so far. */
+export interface InstanceJobs {
+  scout_instance_id: string;
+  jobs: JobSummary[];
+}
 
 /** The 409's `detail` when files are missing: `{message, cleanup_available}`. */
 function cleanupOffer(error: unknown): string | null {
@@ -29,15 +35,15 @@ export function InstanceDeleteDialog({
   onDeleted,
 }: {
   scoutId: string;
-  instance: OverviewInstance;
+  instance: InstanceJobs;
   onClose: () => void;
   onDeleted: () => void;
 }) {
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<string | null>(null);
   const [offer, setOffer] = useState<string | null>(null);
-  const snapshots = instance.jobs.flatMap((job) => job.snapshots);
-  const bytes = snapshots.reduce((sum, s) => sum + s.size_bytes, 0);
+  const count = instance.jobs.reduce((sum, job) => sum + job.snapshot_count + job.missing_count, 0);
+  const bytes = instance.jobs.reduce((sum, job) => sum + job.total_bytes, 0);
   const jobNames = instance.jobs.map((job) => job.job_name);
 
   async function remove(cleanup: boolean) {
@@ -67,8 +73,8 @@ export function InstanceDeleteDialog({
         <div class="dialog-body">
           <p>
             This permanently deletes every snapshot of instance <code>{instance.scout_instance_id}</code> of
-            Scout <strong>{scoutId}</strong> from the Station's disk — {snapshots.length} snapshot
-            {snapshots.length === 1 ? '' : 's'} ({formatBytes(bytes)})
+            Scout <strong>{scoutId}</strong> from the Station's disk — {count} snapshot
+            {count === 1 ? '' : 's'} ({formatBytes(bytes)})
             {jobNames.length > 0
               ? ` of the job${jobNames.length === 1 ? '' : 's'} ${jobNames.join(', ')}`
               : ''}{' '}

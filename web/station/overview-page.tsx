@@ -1,127 +1,135 @@
 /**
  * `/`: per Scout, its instances and their jobs, one row each, the jobs that need a look first
- * (failing, then stale); a job's snapshots open on demand; a filter by host or job; and the
- * Station's storage. Built to stay light at a small office's size (10,000 snapshots).
+ * (failing, then stale). Jobs come a page at a time from GET /api/jobs (the Station rates
+ * them and orders hosts with such a job first), more on scroll or on "Show more jobs"; a job's
+ * snapshots open on demand; filters by text and by health; and the Station's storage.
  */
-import { useMemo, useState } from 'preact/hooks';
+import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { stationPaths } from '../../src/shared/protocol/api-paths.ts';
-import type {
-  Overview,
-  OverviewInstance,
-  OverviewJob,
-  OverviewScout,
-} from '../../src/shared/protocol/overview.ts';
+import type { JobHealth, JobHealthRules, JobSummary } from '../../src/shared/protocol/jobs.ts';
+import type { Overview } from '../../src/shared/protocol/overview.ts';
 import { api } from '../common/api.ts';
 import { usePoll } from '../common/poll.ts';
 import { linkClick } from '../common/router.ts';
 import { useSession } from '../common/session.tsx';
 import { ErrorText, Time } from '../common/ui.tsx';
-import { type JobHealth, jobHealth, MISSING_RULE, STALE_RULE, UNUSUAL_RULE } from './health.ts';
-import { InstanceDeleteDialog } from './instance-delete.tsx';
+import { MISSING_RULE, notProvenRule, staleRule, UNUSUAL_RULE } from './health.ts';
+import { InstanceDeleteDialog, type InstanceJobs } from './instance-delete.tsx';
+import { type JobFilters, useJobPages } from './job-pages.ts';
 import { JobRow } from './job-row.tsx';
 import { RecoveryTokenDialog } from './recovery-token-dialog.tsx';
 import { ReplicaCard, ReplicasCard } from './replication-card.tsx';
-import type { InstanceRef } from './restore-dialog.tsx';
 import { StorageCard } from './storage-card.tsx';
 
 export const REFRESH_MS = 15_000;
+/** Until the first answer says otherwise. */
+const DEFAULT_RULES: JobHealthRules = { stale_after_days: 2, proven_within_days: 14 };
+const HEALTH_NAMES: Record<JobHealth, string> = {
+  failing: 'Failing',
+  stale: 'Stale',
+  not_proven: 'Not proven',
+  ok: 'OK',
+};
 
-interface RatedJob {
-  job: OverviewJob;
-  health: JobHealth;
-}
-interface RatedInstance {
-  instance: OverviewInstance;
-  jobs: RatedJob[];
-}
-interface RatedScout {
-  scout: OverviewScout;
-  instances: RatedInstance[];
-  /** The worst job's severity (see jobHealth). */
-  severity: number;
+interface ScoutGroup {
+  scoutId: string;
+  instances: InstanceJobs[];
   failing: number;
   stale: number;
   jobCount: number;
 }
 
-const byName = (a: string, b: string) => a.localeCompare(b);
-
-/**
- * Scouts, instances and jobs rated and ordered: within an instance the jobs that need a look
- * first, then by name; Scouts with such a job before the others. `filter` keeps the Scouts
- * whose ID matches and, elsewhere, the jobs whose name matches (case-insensitive).
- */
-function rate(scouts: OverviewScout[], filter: string, now: number): RatedScout[] {
-  const needle = filter.trim().toLowerCase();
-  const rated: RatedScout[] = [];
-  for (const scout of scouts) {
-    const wholeScout = needle === '' || scout.scout_id.toLowerCase().includes(needle);
-    const instances: RatedInstance[] = [];
-    for (const instance of [...scout.instances].sort((a, b) =>
-      byName(a.scout_instance_id, b.scout_instance_id),
-    )) {
-      const wholeInstance = wholeScout || instance.scout_instance_id.toLowerCase().includes(needle);
-      const jobs = instance.jobs
-        .filter((job) => wholeInstance || job.job_name.toLowerCase().includes(needle))
-        .map((job) => ({ job, health: jobHealth(job, now) }))
-        .sort((a, b) => b.health.severity - a.health.severity || byName(a.job.job_name, b.job.job_name));
-      if (wholeInstance || jobs.length > 0) instances.push({ instance, jobs });
+/** Consecutive jobs of one Scout, and of one instance in it (the Station sends them together). */
+function group(jobs: JobSummary[]): ScoutGroup[] {
+  const scouts: ScoutGroup[] = [];
+  for (const job of jobs) {
+    let scout = scouts.at(-1);
+    if (scout?.scoutId !== job.scout_id) {
+      scout = { scoutId: job.scout_id, instances: [], failing: 0, stale: 0, jobCount: 0 };
+      scouts.push(scout);
     }
-    if (instances.length === 0) continue;
-    const all = instances.flatMap((i) => i.jobs);
-    rated.push({
-      scout,
-      instances,
-      severity: Math.max(0, ...all.map((j) => j.health.severity)),
-      failing: all.filter((j) => j.health.severity === 3).length,
-      stale: all.filter((j) => j.health.severity === 2).length,
-      jobCount: all.length,
-    });
+    let instance = scout.instances.at(-1);
+    if (instance?.scout_instance_id !== job.scout_instance_id) {
+      instance = { scout_instance_id: job.scout_instance_id, jobs: [] };
+      scout.instances.push(instance);
+    }
+    instance.jobs.push(job);
+    scout.jobCount += 1;
+    if (job.health === 'failing') scout.failing += 1;
+    if (job.health === 'stale') scout.stale += 1;
   }
-  return rated.sort((a, b) => b.severity - a.severity || byName(a.scout.scout_id, b.scout.scout_id));
+  return scouts;
+}
+
+/** Calls `onVisible` when the element scrolls into view (loads the next page). */
+function useWhenVisible(onVisible: () => void) {
+  const ref = useRef<HTMLDivElement>(null);
+  const callback = useRef(onVisible);
+  callback.current = onVisible;
+  useEffect(() => {
+    const element = ref.current;
+    if (!element || typeof IntersectionObserver === 'undefined') return;
+    const observer = new IntersectionObserver((entries) => {
+      if (entries.some((e) => e.isIntersecting)) callback.current();
+    });
+    observer.observe(element);
+    return () => observer.disconnect();
+  });
+  return ref;
 }
 
 export function OverviewPage() {
   const { user } = useSession();
-  const poll = usePoll(() => api.get<Overview>(stationPaths.overview()), REFRESH_MS);
-  const [filter, setFilter] = useState('');
-  const all = poll.data?.scouts ?? [];
-  // Rated once per answer and filter (not per render of a row), against the time of the answer.
-  const scouts = useMemo(() => rate(all, filter, Date.now()), [poll.data, poll.loadedAt, filter]);
-  const targets: InstanceRef[] = useMemo(
-    () =>
-      [...all]
-        .sort((a, b) => byName(a.scout_id, b.scout_id))
-        .flatMap((scout) =>
-          scout.instances.map((i) => ({ scoutId: scout.scout_id, instanceId: i.scout_instance_id })),
-        ),
-    [poll.data],
-  );
+  const storage = usePoll(() => api.get<Overview>(stationPaths.overview('storage')), REFRESH_MS);
+  const [text, setText] = useState('');
+  const [health, setHealth] = useState<JobHealth | ''>('');
+  // The text filter asks the Station once typing pauses.
+  const [q, setQ] = useState('');
+  useEffect(() => {
+    const timer = setTimeout(() => setQ(text), 250);
+    return () => clearTimeout(timer);
+  }, [text]);
+  const filters: JobFilters = useMemo(() => ({ q, health }), [q, health]);
+  const pages = useJobPages(filters, REFRESH_MS);
+  const rules = pages.last?.rules ?? DEFAULT_RULES;
+  const scouts = useMemo(() => group(pages.jobs), [pages.jobs]);
+  const filtered = (pages.loadedFor?.q ?? '').trim() !== '' || Boolean(pages.loadedFor?.health);
+  const nothingStored = pages.last !== null && pages.last.total === 0 && !filtered;
+  const remaining = (pages.last?.total ?? 0) - pages.jobs.length;
+  const hasMore = Boolean(pages.last?.next_cursor);
+  const sentinel = useWhenVisible(() => {
+    if (hasMore && !pages.loading) void pages.more();
+  });
+  const counts = pages.last?.counts;
+  const reloadAll = () => {
+    void pages.reload();
+    void storage.reload();
+  };
 
   return (
     <>
       <div class="page-head">
         <h1>Overview</h1>
         <p class="muted" aria-live="polite">
-          {poll.loadedAt ? (
+          {pages.loadedAt ? (
             <>
-              Updated <Time value={poll.loadedAt} />; refreshes every {REFRESH_MS / 1000} s.
+              Updated <Time value={pages.loadedAt} />; refreshes every {REFRESH_MS / 1000} s.
             </>
-          ) : poll.loading ? (
+          ) : pages.loading ? (
             'Loading…'
           ) : null}
         </p>
-        <button type="button" onClick={() => void poll.reload()} disabled={poll.loading}>
+        <button type="button" onClick={reloadAll} disabled={pages.loading}>
           Refresh now
         </button>
       </div>
-      <ErrorText error={poll.error} />
-      {poll.data?.storage ? (
-        <StorageCard storage={poll.data.storage} isAdmin={user.is_admin} onChanged={poll.reload} />
+      <ErrorText error={pages.error ?? storage.error} />
+      {storage.data?.storage ? (
+        <StorageCard storage={storage.data.storage} isAdmin={user.is_admin} onChanged={storage.reload} />
       ) : null}
       <ReplicaCard refreshMs={REFRESH_MS} isAdmin={user.is_admin} />
       <ReplicasCard refreshMs={REFRESH_MS} />
-      {poll.data && all.length === 0 ? (
+      {nothingStored ? (
         <section class="card">
           <h2>No snapshots yet</h2>
           <p>
@@ -139,46 +147,72 @@ export function OverviewPage() {
           </p>
         </section>
       ) : null}
-      {all.length > 0 ? (
+      {pages.last !== null && !nothingStored ? (
         <div class="overview-tools">
           <div class="filter">
             <label for="overview-filter">Filter by host or job</label>
             <input
               id="overview-filter"
               type="search"
-              value={filter}
+              value={text}
               placeholder="host, instance or job name"
-              onInput={(event) => setFilter((event.target as HTMLInputElement).value)}
+              onInput={(event) => setText((event.target as HTMLInputElement).value)}
             />
           </div>
-          <Legend />
+          <div class="filter">
+            <label for="overview-health">Health</label>
+            <select
+              id="overview-health"
+              value={health}
+              onChange={(event) => setHealth((event.target as HTMLSelectElement).value as JobHealth | '')}
+            >
+              <option value="">All jobs</option>
+              {(Object.keys(HEALTH_NAMES) as JobHealth[]).map((h) => (
+                <option key={h} value={h}>
+                  {HEALTH_NAMES[h]}
+                  {counts ? ` (${counts[h]})` : ''}
+                </option>
+              ))}
+            </select>
+          </div>
+          <Legend rules={rules} />
         </div>
       ) : null}
-      {all.length > 0 && scouts.length === 0 ? (
+      {filtered && pages.last?.total === 0 ? (
         <p class="card muted" role="status">
-          No job or host matches <q>{filter}</q>.
+          No job or host matches {pages.loadedFor?.q.trim() ? <q>{pages.loadedFor.q.trim()}</q> : null}
+          {pages.loadedFor?.health ? ` (${HEALTH_NAMES[pages.loadedFor.health].toLowerCase()} jobs)` : null}.
         </p>
       ) : null}
-      {scouts.map((rated) => (
+      {scouts.map((scout, i) => (
         <ScoutCard
-          key={rated.scout.scout_id}
-          rated={rated}
+          // A Scout split across a page boundary is one group: its key is its first job's place.
+          key={`${scout.scoutId}-${i}`}
+          scout={scout}
+          rules={rules}
+          loadedAt={pages.loadedAt}
           isAdmin={user.is_admin}
-          targets={targets}
-          onChanged={() => void poll.reload()}
+          onChanged={reloadAll}
         />
       ))}
+      {hasMore ? (
+        <div class="more-jobs" ref={sentinel}>
+          <button type="button" onClick={() => void pages.more()} disabled={pages.loading}>
+            {pages.loading ? 'Loading…' : `Show more jobs (${remaining} more)`}
+          </button>
+        </div>
+      ) : null}
     </>
   );
 }
 
-function Legend() {
+function Legend({ rules }: { rules: JobHealthRules }) {
   return (
     <details class="legend card">
       <summary>What the flags mean</summary>
       <ul>
         <li>
-          <span class="badge warn">Stale</span> {STALE_RULE}
+          <span class="badge warn">Stale</span> {staleRule(rules).replace(/^Stale: /, '')}
         </li>
         <li>
           <span class="badge warn">Unusual</span> {UNUSUAL_RULE.replace(/^Unusual: /, '')}
@@ -191,8 +225,7 @@ function Legend() {
           snapshot back (its error is the badge's tooltip): check the disk, back up again and drill again.
         </li>
         <li>
-          <span class="badge bad">Not proven recently</span> No restore drill passed in the last 14 days
-          (twice the Scouts' default weekly drill schedule; the Station does not know a Scout's own).
+          <span class="badge bad">Not proven recently</span> {notProvenRule(rules)}
         </li>
       </ul>
     </details>
@@ -200,36 +233,38 @@ function Legend() {
 }
 
 function ScoutCard({
-  rated,
+  scout,
+  rules,
+  loadedAt,
   isAdmin,
-  targets,
   onChanged,
 }: {
-  rated: RatedScout;
+  scout: ScoutGroup;
+  rules: JobHealthRules;
+  loadedAt: number | null;
   isAdmin: boolean;
-  targets: InstanceRef[];
   onChanged: () => void;
 }) {
-  const { scout, instances } = rated;
+  const { instances } = scout;
   return (
-    <section class="card scout" aria-label={`Scout ${scout.scout_id}`}>
+    <section class="card scout" aria-label={`Scout ${scout.scoutId}`}>
       <h2>
-        Scout {scout.scout_id}{' '}
+        Scout {scout.scoutId}{' '}
         <span class="muted count">
-          {instances.length} instance{instances.length === 1 ? '' : 's'} · {rated.jobCount} job
-          {rated.jobCount === 1 ? '' : 's'}
+          {instances.length} instance{instances.length === 1 ? '' : 's'} · {scout.jobCount} job
+          {scout.jobCount === 1 ? '' : 's'}
         </span>{' '}
-        {rated.failing > 0 ? <span class="badge bad">{rated.failing} failing</span> : null}{' '}
-        {rated.stale > 0 ? <span class="badge warn">{rated.stale} stale</span> : null}
+        {scout.failing > 0 ? <span class="badge bad">{scout.failing} failing</span> : null}{' '}
+        {scout.stale > 0 ? <span class="badge warn">{scout.stale} stale</span> : null}
       </h2>
-      {instances.map(({ instance, jobs }) => (
+      {instances.map((instance) => (
         <InstanceBlock
           key={instance.scout_instance_id}
-          scoutId={scout.scout_id}
+          scoutId={scout.scoutId}
           instance={instance}
-          jobs={jobs}
+          rules={rules}
+          loadedAt={loadedAt}
           isAdmin={isAdmin}
-          targets={targets}
           onChanged={onChanged}
         />
       ))}
@@ -240,21 +275,21 @@ function ScoutCard({
 function InstanceBlock({
   scoutId,
   instance,
-  jobs,
+  rules,
+  loadedAt,
   isAdmin,
-  targets,
   onChanged,
 }: {
   scoutId: string;
-  instance: OverviewInstance;
-  jobs: RatedJob[];
+  instance: InstanceJobs;
+  rules: JobHealthRules;
+  loadedAt: number | null;
   isAdmin: boolean;
-  targets: InstanceRef[];
   onChanged: () => void;
 }) {
   const [deleting, setDeleting] = useState(false);
   const [minting, setMinting] = useState(false);
-  const where = { scoutId, instanceId: instance.scout_instance_id };
+  const facts = instance.jobs[0]?.instance;
   return (
     <article class="instance" aria-label={`Instance ${instance.scout_instance_id}`}>
       <header class="instance-head">
@@ -275,34 +310,32 @@ function InstanceBlock({
       <dl class="facts inline-facts">
         <dt>Last seen</dt>
         <dd>
-          <Time value={instance.last_seen_at} />
+          <Time value={facts?.last_seen_at ?? null} />
         </dd>
         <dt>Scout key</dt>
         <dd>
-          {instance.key_fingerprint ? (
-            <code title={instance.key_fingerprint}>{instance.key_fingerprint.slice(0, 16)}…</code>
+          {facts?.key_fingerprint ? (
+            <code title={facts.key_fingerprint}>{facts.key_fingerprint.slice(0, 16)}…</code>
           ) : (
             'not reported'
           )}
         </dd>
-        {instance.advertised_url ? (
+        {facts?.advertised_url ? (
           <>
             <dt>Advertised at</dt>
             <dd>
-              <code>{instance.advertised_url}</code>
+              <code>{facts.advertised_url}</code>
             </dd>
           </>
         ) : null}
       </dl>
-      {instance.jobs.length === 0 ? <p class="muted">No snapshots stored for this instance.</p> : null}
-      {jobs.map(({ job, health }) => (
+      {instance.jobs.map((job) => (
         <JobRow
           key={job.job_name}
           job={job}
-          health={health}
-          where={where}
+          rules={rules}
+          loadedAt={loadedAt}
           isAdmin={isAdmin}
-          targets={targets}
           onChanged={onChanged}
         />
       ))}

@@ -5,11 +5,11 @@
  */
 import { useState } from 'preact/hooks';
 import { stationPaths } from '../../src/shared/protocol/api-paths.ts';
-import type { OverviewInstance } from '../../src/shared/protocol/overview.ts';
 import type { MintedRecoveryToken } from '../../src/shared/protocol/station-tokens.ts';
 import { api } from '../common/api.ts';
 import { Dialog } from '../common/dialog.tsx';
 import { Checkbox, CopyButton, ErrorText, Field, Notice, SecretOnce, useAction } from '../common/ui.tsx';
+import type { InstanceJobs } from './instance-delete.tsx';
 
 /** The command a rebuilt host runs to restore one job of the instance with the token. */
 export function recoveryCommand(
@@ -27,7 +27,7 @@ export function RecoveryTokenDialog({
   onClose,
 }: {
   scoutId: string;
-  instance: OverviewInstance;
+  instance: InstanceJobs;
   onClose: () => void;
 }) {
   const [ttl, setTtl] = useState('30');
@@ -102,7 +102,7 @@ function MintedRecovery({
   onClose,
 }: {
   minted: MintedRecoveryToken;
-  instance: OverviewInstance;
+  instance: InstanceJobs;
   onClose: () => void;
 }) {
   const command = recoveryCommand(minted.credential, minted.scout_id, minted.scout_instance_id);

@@ -1,7 +1,8 @@
 /** "Request restore": asks the Station to offer one snapshot to its own or another instance. */
-import { useState } from 'preact/hooks';
+import { useEffect, useState } from 'preact/hooks';
 import { stationPaths } from '../../src/shared/protocol/api-paths.ts';
 import type { JobKey } from '../../src/shared/protocol/job-key.ts';
+import type { InstanceList } from '../../src/shared/protocol/jobs.ts';
 import type { RestoreRequestCreated } from '../../src/shared/protocol/restore-requests.ts';
 import type { RestoreTargetBody } from '../../src/shared/protocol/snapshots.ts';
 import { api } from '../common/api.ts';
@@ -17,16 +18,23 @@ export interface InstanceRef {
 export function RestoreDialog({
   job,
   filename,
-  targets,
   onClose,
 }: {
   job: JobKey;
   filename: string;
-  /** Every registered instance; the source one is offered as "original". */
-  targets: InstanceRef[];
   onClose: () => void;
 }) {
   const [target, setTarget] = useState('');
+  // Every instance the Station knows; the source one is offered as "original".
+  const [targets, setTargets] = useState<InstanceRef[]>([]);
+  useEffect(() => {
+    api
+      .get<InstanceList>(stationPaths.instances)
+      .then((list) =>
+        setTargets(list.instances.map((i) => ({ scoutId: i.scout_id, instanceId: i.scout_instance_id }))),
+      )
+      .catch(() => setTargets([]));
+  }, []);
   const [created, setCreated] = useState<RestoreRequestCreated | null>(null);
   const action = useAction();
   const others = targets.filter((t) => !(t.scoutId === job.scoutId && t.instanceId === job.instanceId));

@@ -1,39 +1,49 @@
 /**
  * Snapshot sizes of one job, oldest to newest, as a small inline SVG (no chart library): one
- * line through every size, a dot only on the newest and on unusual snapshots, so a job with
- * hundreds of snapshots is still a handful of nodes.
+ * line through the sizes of its newest snapshots (GET /api/jobs's `recent_sizes`), a dot only on
+ * the newest and on unusual ones, so a job is a handful of nodes.
  */
-import type { OverviewSnapshot } from '../../src/shared/protocol/overview.ts';
+
+import type { JobSummary } from '../../src/shared/protocol/jobs.ts';
 import { formatBytes, localTime } from '../common/format.ts';
 
 const W = 192;
 const H = 30;
 const PAD = 3;
 
-export function SizeChart({ jobName, snapshots }: { jobName: string; snapshots: OverviewSnapshot[] }) {
-  const shown = snapshots.filter((s) => !s.missing);
-  if (shown.length === 0) return null;
+export function SizeChart({ job }: { job: JobSummary }) {
+  const sizes = job.recent_sizes;
+  if (sizes.length === 0) return null;
+  const unusualAt = new Set(job.recent_unusual);
   let max = 1;
   let min = Number.POSITIVE_INFINITY;
-  for (const s of shown) {
-    max = Math.max(max, s.size_bytes);
-    min = Math.min(min, s.size_bytes);
+  for (const size of sizes) {
+    max = Math.max(max, size);
+    min = Math.min(min, size);
   }
-  const step = shown.length > 1 ? (W - 2 * PAD) / (shown.length - 1) : 0;
-  const points = shown.map((s, i) => ({
-    s,
-    x: shown.length > 1 ? PAD + i * step : W / 2,
+  const step = sizes.length > 1 ? (W - 2 * PAD) / (sizes.length - 1) : 0;
+  const points = sizes.map((size, i) => ({
+    i,
+    size,
+    x: sizes.length > 1 ? PAD + i * step : W / 2,
     // From zero, so a halving looks like one.
-    y: H - PAD - (s.size_bytes / max) * (H - 2 * PAD),
+    y: H - PAD - (size / max) * (H - 2 * PAD),
   }));
   const newest = points.at(-1);
-  const dots = points.filter((p) => p.s.unusual || p === newest);
-  const unusual = shown.filter((s) => s.unusual).length;
+  const dots = points.filter((p) => unusualAt.has(p.i) || p === newest);
+  const which =
+    job.snapshot_count > sizes.length
+      ? `newest ${sizes.length} of the ${job.snapshot_count}`
+      : `${sizes.length}`;
   const label =
-    `Sizes of the ${shown.length} snapshots of ${jobName}, oldest to newest: ` +
-    `${formatBytes(min)} to ${formatBytes(max)}, newest ${formatBytes(newest?.s.size_bytes)}` +
-    (unusual ? `; ${unusual} unusual` : '');
+    `Sizes of the ${which} snapshots of ${job.job_name}, oldest to newest: ` +
+    `${formatBytes(min)} to ${formatBytes(max)}, newest ${formatBytes(newest?.size)}` +
+    (unusualAt.size ? `; ${unusualAt.size} unusual` : '');
   const round = (n: number) => Math.round(n * 10) / 10;
+  const dotTitle = (p: (typeof points)[number]) =>
+    p === newest && job.newest
+      ? `${job.newest.name}: ${formatBytes(p.size)}${job.newest.mtime ? `, ${localTime(job.newest.mtime)}` : ''}${unusualAt.has(p.i) ? ' (unusual)' : ''}`
+      : `${formatBytes(p.size)} (unusual)`;
   return (
     <svg class="chart" viewBox={`0 0 ${W} ${H}`} role="img" aria-label={label} data-testid="size-chart">
       <title>{label}</title>
@@ -43,15 +53,13 @@ export function SizeChart({ jobName, snapshots }: { jobName: string; snapshots: 
       ) : null}
       {dots.map((p) => (
         <circle
-          key={p.s.name}
-          class={p.s.unusual ? 'unusual' : undefined}
+          key={p.i}
+          class={unusualAt.has(p.i) ? 'unusual' : undefined}
           cx={round(p.x)}
           cy={round(p.y)}
-          r={p.s.unusual ? 3 : 2}
+          r={unusualAt.has(p.i) ? 3 : 2}
         >
-          <title>
-            {`${p.s.name}: ${formatBytes(p.s.size_bytes)}${p.s.mtime ? `, ${localTime(p.s.mtime)}` : ''}${p.s.unusual ? ' (unusual)' : ''}`}
-          </title>
+          <title>{dotTitle(p)}</title>
         </circle>
       ))}
     </svg>

@@ -12,7 +12,7 @@ import { MISSING_RULE, UNUSUAL_RULE } from './health.ts';
 import { JobRetention } from './job-retention.tsx';
 import { LockBadges } from './lock-badges.tsx';
 import { Filename } from './names.tsx';
-import { type InstanceRef, RestoreDialog } from './restore-dialog.tsx';
+import { RestoreDialog } from './restore-dialog.tsx';
 
 /** Rows shown at first; more on request (retention may keep thousands). */
 const PAGE_ROWS = 50;
@@ -24,21 +24,18 @@ export function SnapshotTable({
   job,
   snapshots,
   isAdmin,
-  targets,
   onChanged,
 }: {
   id: string;
   job: JobKey;
-  /** Oldest first, as the overview lists them. */
+  /** Newest first, as GET /api/jobs/…/snapshots lists them. */
   snapshots: OverviewSnapshot[];
   isAdmin: boolean;
-  targets: InstanceRef[];
   onChanged: () => void;
 }) {
   const [limit, setLimit] = useState(PAGE_ROWS);
   const [open, setOpen] = useState<Open>(null);
-  const newestFirst = [...snapshots].reverse();
-  const rows = newestFirst.slice(0, limit);
+  const rows = snapshots.slice(0, limit);
   return (
     <div class="snapshots" id={id}>
       {isAdmin ? <JobRetention job={job} onChanged={onChanged} /> : null}
@@ -92,12 +89,7 @@ export function SnapshotTable({
         </ConfirmDialog>
       ) : null}
       {open?.kind === 'restore' ? (
-        <RestoreDialog
-          job={job}
-          filename={open.snapshot.name}
-          targets={targets}
-          onClose={() => setOpen(null)}
-        />
+        <RestoreDialog job={job} filename={open.snapshot.name} onClose={() => setOpen(null)} />
       ) : null}
     </div>
   );

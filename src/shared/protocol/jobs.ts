@@ -4,6 +4,7 @@
  * demand (docs/api-jobs.md). The dashboard reads these instead of the whole `/api/overview`.
  */
 import type { DrillOutcome } from './drills.ts';
+import type { OverviewSnapshot } from './overview.ts';
 
 /**
  * A job's health, decided on the Station (src/station/services/job-health.ts), worst first:
@@ -90,35 +91,13 @@ export interface JobsPage {
   recent_sizes_max: number;
 }
 
-/** A snapshot as the dashboard lists it (the same shape as in `GET /api/overview`). */
-export interface JobSnapshot {
-  name: string;
-  size_bytes: number;
-  mtime: string | null;
-  stored_at?: string | null;
-  fingerprint?: string;
-  protected?: boolean;
-  locked_until?: string | null;
-  unusual?: boolean;
-  unusual_reason?: string;
-  missing?: boolean;
-}
-
 /** `GET /api/jobs/{scout_id}/{scout_instance_id}/{job_name}/snapshots`: newest first. */
 export interface JobSnapshotsPage {
-  snapshots: JobSnapshot[];
+  /** Each as in the overview. */
+  snapshots: OverviewSnapshot[];
 }
 
 /** `GET /api/instances`: every instance the Station knows (restore targets). */
 export interface InstanceList {
   instances: { scout_id: string; scout_instance_id: string }[];
 }
-
-const seg = encodeURIComponent;
-
-export const jobPaths = {
-  list: '/api/jobs',
-  instances: '/api/instances',
-  snapshots: (scoutId: string, instanceId: string, jobName: string) =>
-    `/api/jobs/${seg(scoutId)}/${seg(instanceId)}/${seg(jobName)}/snapshots`,
-};

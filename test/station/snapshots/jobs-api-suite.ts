@@ -6,7 +6,8 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { DAY_MS } from '../../../src/core/clock.ts';
-import { type JobSummary, jobPaths } from '../../../src/shared/protocol/jobs.ts';
+import { stationPaths } from '../../../src/shared/protocol/api-paths.ts';
+import type { JobSummary } from '../../../src/shared/protocol/jobs.ts';
 import { expectStatus } from '../../helpers/assertions.ts';
 import { adminClient, type Client } from '../../helpers/http.ts';
 import type { TestServer } from '../../helpers/server.ts';
@@ -36,7 +37,7 @@ export function jobsApiSuite(label: string, start: StartStation): void {
     const stored = new Map<string, string[]>();
 
     const jobs = async (query = '') => {
-      const reply = await admin.get(`${jobPaths.list}${query}`);
+      const reply = await admin.get(stationPaths.jobs(Object.fromEntries(new URLSearchParams(query))));
       expectStatus(reply, 200);
       return reply.body as {
         jobs: JobSummary[];
@@ -137,17 +138,21 @@ export function jobsApiSuite(label: string, start: StartStation): void {
     });
 
     test("a job's snapshots on demand, newest first; the restore targets", async () => {
-      const reply = await admin.get(jobPaths.snapshots('host-1', INSTANCE, 'a'));
+      const reply = await admin.get(
+        stationPaths.jobSnapshots({ scoutId: 'host-1', instanceId: INSTANCE, jobName: 'a' }),
+      );
       expectStatus(reply, 200);
       assert.deepEqual(
         reply.body.snapshots.map((s: { name: string }) => s.name),
         [...(stored.get('host-1/a') ?? [])].reverse(),
       );
       assert.equal(reply.body.snapshots[0].size_bytes, 1200);
-      const unknown = await admin.get(jobPaths.snapshots('host-9', INSTANCE, 'a'));
+      const unknown = await admin.get(
+        stationPaths.jobSnapshots({ scoutId: 'host-9', instanceId: INSTANCE, jobName: 'a' }),
+      );
       expectStatus(unknown, 200);
       assert.deepEqual(unknown.body.snapshots, []);
-      const targets = await admin.get(jobPaths.instances);
+      const targets = await admin.get(stationPaths.instances);
       expectStatus(targets, 200);
       assert.deepEqual(
         targets.body.instances.map((i: { scout_id: string }) => i.scout_id),
@@ -156,15 +161,21 @@ export function jobsApiSuite(label: string, start: StartStation): void {
     });
 
     test('bad input is a 400 naming the problem; no session is a 401', async () => {
-      expectStatus(await admin.get(`${jobPaths.list}?limit=0`), 400, /limit/);
-      expectStatus(await admin.get(`${jobPaths.list}?limit=501`), 400, /limit/);
-      expectStatus(await admin.get(`${jobPaths.list}?limit=ten`), 400, /limit/);
-      expectStatus(await admin.get(`${jobPaths.list}?health=bad`), 400, /health/);
-      expectStatus(await admin.get(`${jobPaths.list}?cursor=bm90LWEtY3Vyc29y`), 400, /cursor/);
-      expectStatus(await admin.get(`${jobPaths.list}?cursor=${'x'.repeat(300)}`), 400, /cursor/);
-      expectStatus(await admin.get(`${jobPaths.list}?limit=1&limit=2`), 400, /limit/);
-      expectStatus(await admin.get(jobPaths.snapshots('host-1', INSTANCE, 'a b')), 400, /job_name/);
-      expectStatus(await new (admin.constructor as typeof Client)(station.url).get(jobPaths.list), 401);
+      expectStatus(await admin.get(`${stationPaths.jobs()}?limit=0`), 400, /limit/);
+      expectStatus(await admin.get(`${stationPaths.jobs()}?limit=501`), 400, /limit/);
+      expectStatus(await admin.get(`${stationPaths.jobs()}?limit=ten`), 400, /limit/);
+      expectStatus(await admin.get(`${stationPaths.jobs()}?health=bad`), 400, /health/);
+      expectStatus(await admin.get(`${stationPaths.jobs()}?cursor=bm90LWEtY3Vyc29y`), 400, /cursor/);
+      expectStatus(await admin.get(`${stationPaths.jobs()}?cursor=${'x'.repeat(300)}`), 400, /cursor/);
+      expectStatus(await admin.get(`${stationPaths.jobs()}?limit=1&limit=2`), 400, /limit/);
+      expectStatus(
+        await admin.get(
+          stationPaths.jobSnapshots({ scoutId: 'host-1', instanceId: INSTANCE, jobName: 'a b' }),
+        ),
+        400,
+        /job_name/,
+      );
+      expectStatus(await new (admin.constructor as typeof Client)(station.url).get(stationPaths.jobs()), 401);
     });
 
     test('a failed drill makes a job failing, and its host comes first with that job first', async () => {
