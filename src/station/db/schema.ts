@@ -1,4 +1,5 @@
 export { automationTokens, sessions, settings, users } from '../../core/db/core-tables.pg.ts';
+export { jobSummaries } from './job-summary-tables.ts';
 export { replicationCopies, replicationPulls } from './replication-tables.ts';
 export {
   drills,

@@ -126,7 +126,7 @@ function summary(row: PageRow): JobSummary {
   };
 }
 
-/** The snapshots filter of the text filters (the health filter applies after rating). */
+/** The text filters, on `job_summaries` (the health filter applies after rating). */
 function jobFilter(query: JobsQuery): SQL {
   const parts: SQL[] = [sql`true`];
   if (query.scout_id !== undefined) parts.push(sql`s.scout_id = ${query.scout_id}`);
@@ -171,19 +171,10 @@ function pageStatement(query: JobsQuery, now: number): SQL {
   const order = sql`host_rank, scout_id, scout_instance_id, job_rank, job_name`;
   return sql`
 WITH agg AS (
-  SELECT s.scout_id, s.scout_instance_id, s.job_name,
-    (count(*) FILTER (WHERE NOT s.missing))::int AS snapshot_count,
-    coalesce(sum(s.size_bytes) FILTER (WHERE NOT s.missing), 0)::bigint AS total_bytes,
-    (count(*) FILTER (WHERE s.missing))::int AS missing_count,
-    (count(*) FILTER (WHERE s.unusual IS NOT NULL))::int AS unusual_count,
-    (count(*) FILTER (WHERE s.protected))::int AS protected_count,
-    max(s.stored_at) FILTER (WHERE NOT s.missing) AS newest_stored_at,
-    min(s.stored_at) FILTER (WHERE NOT s.missing) AS oldest_stored_at,
-    (array_agg(s.unusual IS NOT NULL ORDER BY s.taken_at DESC, s.stored_at DESC, s.filename DESC)
-      FILTER (WHERE NOT s.missing))[1] AS newest_unusual
-  FROM snapshots s
+  SELECT s.scout_id, s.scout_instance_id, s.job_name, s.snapshot_count, s.total_bytes, s.missing_count,
+    s.unusual_count, s.protected_count, s.newest_stored_at, s.oldest_stored_at, s.newest_unusual
+  FROM job_summaries s
   WHERE ${jobFilter(query)}
-  GROUP BY s.scout_id, s.scout_instance_id, s.job_name
 ), rated AS (
   SELECT a.*,
     ${sql.join(

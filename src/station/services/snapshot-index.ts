@@ -1,6 +1,7 @@
 import { and, desc, eq, sql } from 'drizzle-orm';
 import { settings } from '../../core/db/core-tables.pg.ts';
 import { formatBytes } from '../../shared/byte-sizes.ts';
+import { jobSummaries } from '../db/job-summary-tables.ts';
 import type { StationDb } from '../db/open.ts';
 import { instances, snapshots } from '../db/station-tables.ts';
 import type { JobKey } from '../job-key.ts';
@@ -226,14 +227,14 @@ export function createSnapshotIndex(db: StationDb) {
       return JSON.parse(result?.rows ?? '[]') as SnapshotRow[];
     },
 
+    /** Present snapshots and their bytes, summed over the jobs' summaries (one row per job). */
     async totals(): Promise<{ snapshot_count: number; snapshot_bytes: number }> {
       const [row] = await db
         .select({
-          count: sql<string>`count(*)`,
-          bytes: sql<string>`coalesce(sum(${snapshots.sizeBytes}), 0)`,
+          count: sql<string>`coalesce(sum(${jobSummaries.snapshotCount}), 0)`,
+          bytes: sql<string>`coalesce(sum(${jobSummaries.totalBytes}), 0)`,
         })
-        .from(snapshots)
-        .where(eq(snapshots.missing, false));
+        .from(jobSummaries);
       return { snapshot_count: Number(row?.count ?? 0), snapshot_bytes: Number(row?.bytes ?? 0) };
     },
 

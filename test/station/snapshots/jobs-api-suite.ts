@@ -4,6 +4,8 @@
 // the tests, which run in order; the clock only moves forward, in the last tests.
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
+import { rmSync } from 'node:fs';
+import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { DAY_MS } from '../../../src/core/clock.ts';
 import { stationPaths } from '../../../src/shared/protocol/api-paths.ts';
@@ -224,6 +226,36 @@ export function jobsApiSuite(label: string, start: StartStation): void {
       assert.deepEqual(never.problems, ['stale', 'not_proven'], 'never drilled, older than 14 days');
       const drilled = await one('host-3', 'a');
       assert.deepEqual(drilled.problems, ['stale', 'not_proven'], 'the last passed drill is 15 days old');
+    });
+
+    test('the summaries follow every change: protect, delete, a file gone at a restart', async () => {
+      const newest = stored.get('host-1/a')?.at(-1) ?? '';
+      const protect = await admin.post(`/api/snapshots/host-1/${INSTANCE}/a/${newest}/protect`, {
+        protected: true,
+      });
+      expectStatus(protect, 200);
+      assert.equal((await one('host-1', 'a')).protected_count, 1);
+
+      const only = stored.get('host-1/c')?.[0] ?? '';
+      expectStatus(await admin.delete(`/api/snapshots/host-1/${INSTANCE}/c/${only}`), 200);
+      const left = await jobs();
+      assert.equal(left.total, JOBS.length - 1, 'a job without snapshots is no row');
+      assert.ok(!left.jobs.some((j) => key(j) === 'host-1/c'));
+      const storage = await admin.get('/api/overview?section=storage');
+      assert.equal(
+        storage.body.storage.snapshot_count,
+        left.jobs.reduce((sum, j) => sum + j.snapshot_count, 0),
+        "the storage card's count is the jobs' sum",
+      );
+
+      const gone = stored.get('host-2/a')?.[0] ?? '';
+      rmSync(join(station.dataDir, 'snapshots', 'host-2', INSTANCE, 'a', gone));
+      station = await station.restart();
+      admin = await adminClient(station.url);
+      const failing = await one('host-2', 'a');
+      assert.equal(failing.health, 'failing');
+      assert.ok(failing.problems.includes('files_missing'), failing.problems.join());
+      assert.deepEqual([failing.snapshot_count, failing.missing_count], [2, 1]);
     });
   });
 }
