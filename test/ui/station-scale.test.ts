@@ -94,7 +94,8 @@ describe('Station dashboard at 10,000 snapshots', { skip }, () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'backupd-station-scale-'));
     seed(dataDir);
     [server, browser] = await Promise.all([
-      startServer('station', { entry: 'dist', dataDir }),
+      // Its first start hashes and indexes 10,000 files: a generous bound on a loaded machine.
+      startServer('station', { entry: 'dist', dataDir, readyTimeoutMs: 240_000 }),
       launchBrowser(),
     ]);
     ({ context, page } = await newPage(browser));
