@@ -12,6 +12,7 @@ import { randomBytes } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { DAY_MS, HOUR_MS } from '../../../src/core/clock.ts';
 import { utcSecond } from '../../../src/shared/protocol/fields.ts';
+import { NEW_STATION_DEFAULTS } from '../../../src/station/retention/fields.ts';
 import { adminClient, type Client, mintAutomationToken } from '../../helpers/http.ts';
 import { sampleValue, scrape } from '../../helpers/metrics.ts';
 import { type Receiver, settle, startReceiver } from '../../helpers/receiver.ts';
@@ -120,16 +121,8 @@ export function retentionSuite(label: string, start: StartStation): void {
       const retention = Object.fromEntries(
         Object.entries(reply.body.settings).filter(([name]) => name.startsWith('retention_')),
       );
-      assert.deepEqual(retention, {
-        retention_keep_last: 3,
-        retention_keep_hourly: 0,
-        retention_keep_daily: 7,
-        retention_keep_weekly: 5,
-        retention_keep_monthly: 12,
-        retention_keep_yearly: 3,
-        retention_keep_within_days: 0,
-        retention_max_uploads_per_hour: 12,
-      });
+      // The rule is src/station/retention/fields.ts; the migration test pins its numbers.
+      assert.deepEqual(retention, NEW_STATION_DEFAULTS);
     });
 
     test('one snapshot a day for 400 days keeps exactly what the default policy says', async () => {
