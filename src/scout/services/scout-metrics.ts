@@ -1,5 +1,4 @@
-import { Counter, Gauge } from 'prom-client';
-import { createMetricsRegistry, type RoleMetrics } from '../../core/http/routes/metrics.ts';
+import { createMetricsRegistry, metricsIn, type RoleMetrics } from '../../core/http/routes/metrics.ts';
 import type { Operation, Runner } from '../schedule/runner.ts';
 import { type JobStates, stateView } from '../state/job-states.ts';
 
@@ -41,37 +40,30 @@ function drillSucceededAt(lastDrill: string | null): number | null {
  */
 export function createScoutMetrics(deps: { states: JobStates; runner: Runner }): RoleMetrics {
   const registry = createMetricsRegistry();
-  const registers = [registry];
-  const lastSuccess = new Gauge({
-    name: 'backupd_job_last_success_timestamp_seconds',
-    help: "When the job's last backup succeeded (uploaded, or unchanged since the stored snapshot; Unix time, seconds).",
-    labelNames: ['job_name'] as const,
-    registers,
-  });
-  const lastDrill = new Gauge({
-    name: 'backupd_job_last_drill_success_timestamp_seconds',
-    help: "When the job's last restore drill finished, if it proved the snapshot restorable (Unix time, seconds; no sample after a failed drill or before the first).",
-    labelNames: ['job_name'] as const,
-    registers,
-  });
-  const failed = new Gauge({
-    name: 'backupd_job_failed',
-    help: "1 when the job's last backup attempt failed, else 0.",
-    labelNames: ['job_name'] as const,
-    registers,
-  });
-  const skipped = new Gauge({
-    name: 'backupd_job_skipped_entries',
-    help: "Entries the job's last stored snapshot left out (unreadable, vanished, FIFOs, sockets, devices); 0 when none.",
-    labelNames: ['job_name'] as const,
-    registers,
-  });
-  const operationBytes = new Counter({
-    name: 'backupd_operation_bytes_total',
-    help: 'Bytes moved by operations since the Scout started, by operation kind and phase.',
-    labelNames: ['kind', 'phase'] as const,
-    registers,
-  });
+  const define = metricsIn(registry);
+  const lastSuccess = define.gauge(
+    'backupd_job_last_success_timestamp_seconds',
+    "When the job's last backup succeeded (uploaded, or unchanged since the stored snapshot; Unix time, seconds).",
+    ['job_name'],
+  );
+  const lastDrill = define.gauge(
+    'backupd_job_last_drill_success_timestamp_seconds',
+    "When the job's last restore drill finished, if it proved the snapshot restorable (Unix time, seconds; no sample after a failed drill or before the first).",
+    ['job_name'],
+  );
+  const failed = define.gauge('backupd_job_failed', "1 when the job's last backup attempt failed, else 0.", [
+    'job_name',
+  ]);
+  const skipped = define.gauge(
+    'backupd_job_skipped_entries',
+    "Entries the job's last stored snapshot left out (unreadable, vanished, FIFOs, sockets, devices); 0 when none.",
+    ['job_name'],
+  );
+  const operationBytes = define.counter(
+    'backupd_operation_bytes_total',
+    'Bytes moved by operations since the Scout started, by operation kind and phase.',
+    ['kind', 'phase'],
+  );
   deps.runner.observeProgress((op, patch) => {
     const bytes = addedBytes(op, patch);
     if (bytes > 0) operationBytes.inc({ kind: op.kind, phase: patch.phase ?? op.phase }, bytes);

@@ -1,4 +1,5 @@
-import { Gauge, type Registry } from 'prom-client';
+import type { Registry } from 'prom-client';
+import { metricsIn } from '../../core/http/routes/metrics.ts';
 import { JOB_LABELS } from '../services/station-metrics.ts';
 import type { ReplicationPulls } from './pulls.ts';
 import type { Replication } from './replication.ts';
@@ -12,40 +13,34 @@ export function replicationMetrics(
   registry: Registry,
   deps: { replication: Replication; pulls: ReplicationPulls },
 ) {
-  const registers = [registry];
-  const lag = new Gauge({
-    name: 'backupd_replication_lag_seconds',
-    help: "How far the replica's newest copy of the job is behind the primary's newest snapshot (seconds).",
-    labelNames: JOB_LABELS,
-    registers,
-  });
-  const copied = new Gauge({
-    name: 'backupd_replication_copied_bytes_total',
-    help: 'Bytes this replica copied from the primary (all runs).',
-    registers,
-  });
-  const failures = new Gauge({
-    name: 'backupd_replication_failures_total',
-    help: 'Snapshots (or whole runs) replication failed to copy (all runs).',
-    registers,
-  });
-  const lastSuccess = new Gauge({
-    name: 'backupd_replication_last_success_timestamp_seconds',
-    help: 'When the last replication run ended without a failure (Unix time, seconds; 0 never).',
-    registers,
-  });
-  const pulled = new Gauge({
-    name: 'backupd_replication_pull_timestamp_seconds',
-    help: 'When the replica (automation token name) last pulled from this primary (Unix time, seconds).',
-    labelNames: ['replica'] as const,
-    registers,
-  });
-  const served = new Gauge({
-    name: 'backupd_replication_served_bytes_total',
-    help: 'Bytes this primary sent to the replica (by the ranges it asked for).',
-    labelNames: ['replica'] as const,
-    registers,
-  });
+  const define = metricsIn(registry);
+  const lag = define.gauge(
+    'backupd_replication_lag_seconds',
+    "How far the replica's newest copy of the job is behind the primary's newest snapshot (seconds).",
+    JOB_LABELS,
+  );
+  const copied = define.gauge(
+    'backupd_replication_copied_bytes_total',
+    'Bytes this replica copied from the primary (all runs).',
+  );
+  const failures = define.gauge(
+    'backupd_replication_failures_total',
+    'Snapshots (or whole runs) replication failed to copy (all runs).',
+  );
+  const lastSuccess = define.gauge(
+    'backupd_replication_last_success_timestamp_seconds',
+    'When the last replication run ended without a failure (Unix time, seconds; 0 never).',
+  );
+  const pulled = define.gauge(
+    'backupd_replication_pull_timestamp_seconds',
+    'When the replica (automation token name) last pulled from this primary (Unix time, seconds).',
+    ['replica'],
+  );
+  const served = define.gauge(
+    'backupd_replication_served_bytes_total',
+    'Bytes this primary sent to the replica (by the ranges it asked for).',
+    ['replica'],
+  );
 
   return {
     async refresh(): Promise<void> {

@@ -1,10 +1,10 @@
 import { eq, sql } from 'drizzle-orm';
 import type { MiddlewareHandler } from 'hono';
-import { Counter, Gauge } from 'prom-client';
+import { Gauge } from 'prom-client';
 import { clock } from '../../core/clock.ts';
 import { AppError } from '../../core/errors.ts';
 import type { AppEnv } from '../../core/http/app-env.ts';
-import { createMetricsRegistry, type RoleMetrics } from '../../core/http/routes/metrics.ts';
+import { createMetricsRegistry, metricsIn, type RoleMetrics } from '../../core/http/routes/metrics.ts';
 import { logger } from '../../core/log.ts';
 import type { VerifyResult } from '../../shared/protocol/snapshots.ts';
 import type { StationDb } from '../db/open.ts';
@@ -87,42 +87,33 @@ export function createStationMetrics(deps: {
 }): RoleMetrics & { countFinalize: MiddlewareHandler<AppEnv> } {
   const registry = createMetricsRegistry();
   const registers = [registry];
-  const count = new Gauge({
-    name: 'backupd_snapshots',
-    help: 'Snapshots stored for the job (missing files not counted).',
-    labelNames: JOB_LABELS,
-    registers,
-  });
-  const bytes = new Gauge({
-    name: 'backupd_snapshot_bytes',
-    help: "Bytes of the job's stored snapshots.",
-    labelNames: JOB_LABELS,
-    registers,
-  });
-  const newest = new Gauge({
-    name: 'backupd_last_snapshot_timestamp_seconds',
-    help: "The time of the job's newest snapshot, its own timestamp (Unix time, seconds).",
-    labelNames: JOB_LABELS,
-    registers,
-  });
-  const guarded = new Gauge({
-    name: 'backupd_snapshots_protected',
-    help: 'Snapshots of the job an admin protected (retention never deletes them).',
-    labelNames: JOB_LABELS,
-    registers,
-  });
-  const locked = new Gauge({
-    name: 'backupd_snapshots_locked',
-    help: 'Snapshots of the job whose object is still under S3 Object Lock retention.',
-    labelNames: JOB_LABELS,
-    registers,
-  });
-  const refused = new Counter({
-    name: 'backupd_uploads_refused_total',
-    help: "New uploads this Station process refused (429) over the job's retention_max_uploads_per_hour.",
-    labelNames: JOB_LABELS,
-    registers,
-  });
+  const define = metricsIn(registry);
+  const count = define.gauge(
+    'backupd_snapshots',
+    'Snapshots stored for the job (missing files not counted).',
+    JOB_LABELS,
+  );
+  const bytes = define.gauge('backupd_snapshot_bytes', "Bytes of the job's stored snapshots.", JOB_LABELS);
+  const newest = define.gauge(
+    'backupd_last_snapshot_timestamp_seconds',
+    "The time of the job's newest snapshot, its own timestamp (Unix time, seconds).",
+    JOB_LABELS,
+  );
+  const guarded = define.gauge(
+    'backupd_snapshots_protected',
+    'Snapshots of the job an admin protected (retention never deletes them).',
+    JOB_LABELS,
+  );
+  const locked = define.gauge(
+    'backupd_snapshots_locked',
+    'Snapshots of the job whose object is still under S3 Object Lock retention.',
+    JOB_LABELS,
+  );
+  const refused = define.counter(
+    'backupd_uploads_refused_total',
+    "New uploads this Station process refused (429) over the job's retention_max_uploads_per_hour.",
+    JOB_LABELS,
+  );
   const refusedSeen = new Map<string, number>();
   const free = new Gauge({
     name: 'backupd_storage_free_bytes',
@@ -130,17 +121,15 @@ export function createStationMetrics(deps: {
     // A bucket has no free space to report: no family rather than a 0 that reads as a full disk.
     registers: deps.storedFree ? registers : [],
   });
-  const verifyFailures = new Gauge({
-    name: 'backupd_verify_failures',
-    help: 'Problems the last snapshot verification found (0 before the first one).',
-    registers,
-  });
-  const uploads = new Counter({
-    name: 'backupd_uploads_total',
-    help: 'Finalize requests this Station process answered, by result: stored, checksum_mismatch, other.',
-    labelNames: ['result'] as const,
-    registers,
-  });
+  const verifyFailures = define.gauge(
+    'backupd_verify_failures',
+    'Problems the last snapshot verification found (0 before the first one).',
+  );
+  const uploads = define.counter(
+    'backupd_uploads_total',
+    'Finalize requests this Station process answered, by result: stored, checksum_mismatch, other.',
+    ['result'],
+  );
   for (const result of UPLOAD_RESULTS) uploads.inc({ result }, 0);
 
   return {

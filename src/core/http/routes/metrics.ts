@@ -1,5 +1,5 @@
 import { Hono, type MiddlewareHandler } from 'hono';
-import { collectDefaultMetrics, Registry } from 'prom-client';
+import { Counter, collectDefaultMetrics, Gauge, Registry } from 'prom-client';
 import { authenticate, requireAccess } from '../access.ts';
 import type { AppEnv } from '../app-env.ts';
 
@@ -18,6 +18,22 @@ export function createMetricsRegistry(): Registry {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
   return registry;
+}
+
+/**
+ * Declares the role's metrics in `registry`: `gauge`/`counter` (name, help, optional labels)
+ * stand for prom-client's `new Gauge({ name, help, labelNames, registers: [registry] })`.
+ */
+export function metricsIn(registry: Registry) {
+  const registers = [registry];
+  return {
+    gauge<L extends string = never>(name: string, help: string, labelNames: readonly L[] = []): Gauge<L> {
+      return new Gauge({ name, help, labelNames, registers });
+    },
+    counter<L extends string = never>(name: string, help: string, labelNames: readonly L[] = []): Counter<L> {
+      return new Counter({ name, help, labelNames, registers });
+    },
+  };
 }
 
 /** An automation token with the `read` scope (or `manage`), or an admin session. */
