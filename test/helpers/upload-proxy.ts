@@ -1,8 +1,9 @@
 // A plain-HTTP reverse proxy between a Scout and a Station for upload tests: it can hold chunk
 // bytes part-way (so a test knows an upload is in flight, without timing anything), and can
 // answer a streamed initiation 400 as a Station from before the extension does.
-import { createServer, request as httpRequest, type IncomingMessage } from 'node:http';
+import { createServer, type IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { forwardRequest } from './tls-proxy.ts';
 
 export interface UploadProxy {
   url: string;
@@ -38,19 +39,7 @@ export async function startUploadProxy(target: string): Promise<UploadProxy> {
   const held: IncomingMessage[] = [];
 
   const forward = (req: IncomingMessage, res: import('node:http').ServerResponse, body?: Buffer) => {
-    const out = httpRequest(
-      {
-        host: upstream.hostname,
-        port: upstream.port,
-        method: req.method,
-        path: req.url,
-        headers: req.headers,
-      },
-      (answer) => {
-        res.writeHead(answer.statusCode ?? 502, answer.headers);
-        answer.pipe(res);
-      },
-    );
+    const out = forwardRequest(upstream, req, res);
     out.on('error', () => res.destroy());
     req.on('error', () => out.destroy());
     // The client went away (killed) before its body ended: so does the request upstream.
