@@ -1,7 +1,6 @@
 // Station upload services in process, no server: a PGlite database seeded from the test
 // template cluster, the disk store in a temp dir, and a clock the test moves.
 
-import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -9,7 +8,6 @@ import { Readable } from 'node:stream';
 import { fixedClock } from '../../../src/core/clock.ts';
 import { loadStationConfig } from '../../../src/core/config.ts';
 import { createCore } from '../../../src/core/core.ts';
-import { utcSecond } from '../../../src/shared/protocol/fields.ts';
 import { openStationDatabase, type StationDatabase } from '../../../src/station/db/open.ts';
 import type { StationTokenRow } from '../../../src/station/services/station-tokens.ts';
 import type { StationServices } from '../../../src/station/services.ts';
@@ -17,8 +15,8 @@ import { createStationServices } from '../../../src/station/services.ts';
 import { createDiskStore } from '../../../src/station/storage/disk-store.ts';
 import { createUploads, type InitiateBody, type UploadFacts } from '../../../src/station/uploads/index.ts';
 import type { UploadLock } from '../../../src/station/uploads/upload-lock.ts';
-import { sha256 } from '../../helpers/hashes.ts';
 import { seedPgliteCluster } from '../../helpers/pglite-template.ts';
+import { archiveMeta } from '../../helpers/uploads.ts';
 
 const ROOT = join(import.meta.dirname, '../../..');
 
@@ -39,25 +37,9 @@ export const brokenBodyOf = (data: Uint8Array) =>
     })(),
   );
 
-let counter = 0;
-export function bodyFor(
-  data: Uint8Array,
-  overrides: Partial<InitiateBody> = {},
-): InitiateBody & { archive_size_bytes: number; archive_sha256: string } {
-  counter += 1;
-  return {
-    scout_id: 'host-a',
-    scout_instance_id: 'inst0000000000000001',
-    job_name: 'documents',
-    fingerprint: sha256(Buffer.from(`fp-${counter}`)),
-    timestamp: utcSecond(Date.UTC(2026, 10, 1, 12, 0, counter % 60)),
-    archive_format: 'tar.zst',
-    archive_size_bytes: data.length,
-    archive_sha256: sha256(data),
-    idempotency_key: `key-${randomBytes(8).toString('hex')}`,
-    ...overrides,
-  };
-}
+/** Initiation metadata for `data` (test/helpers/uploads.ts), with its size and checksum set. */
+export const bodyFor = (data: Uint8Array, overrides: Partial<InitiateBody> = {}) =>
+  archiveMeta(data, overrides) as InitiateBody & { archive_size_bytes: number; archive_sha256: string };
 
 export interface Kit {
   dir: string;
