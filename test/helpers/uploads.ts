@@ -54,6 +54,33 @@ export const putChunk = (url: string, token: string, uploadId: string, offset: n
 export const finalize = (url: string, token: string, uploadId: string, declared?: FinalizeRequest) =>
   call(url, 'POST', uploadPaths.finalize(uploadId), token, declared);
 
+/**
+ * A chunk PUT at `offset` that sends `part` and then stalls, the rest never coming (to kill the
+ * Station while a chunk streams in). `status` is the answer's status, or 'failed' when the
+ * request died; `cancel` ends the body.
+ */
+export function stalledChunk(url: string, token: string, uploadId: string, offset: number, part: Uint8Array) {
+  let sent = false;
+  const body = new ReadableStream<Uint8Array>({
+    pull(controller) {
+      if (!sent) {
+        sent = true;
+        controller.enqueue(part);
+      }
+    },
+  });
+  const status = fetch(`${url}${uploadPaths.chunk(uploadId, offset)}`, {
+    method: 'PUT',
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/octet-stream' },
+    body,
+    duplex: 'half',
+  } as RequestInit).then(
+    (res): number | 'failed' => res.status,
+    () => 'failed',
+  );
+  return { status, cancel: () => body.cancel().catch(() => {}) };
+}
+
 /** A streamed upload's initiation: `meta` without size and checksum (given at finalize). */
 export function streamedMeta(meta: ArchiveMeta): ArchiveMeta {
   const { archive_size_bytes: _size, archive_sha256: _sha, ...rest } = meta;

@@ -16,6 +16,7 @@ import {
   initiate,
   putChunk,
   sendChunks,
+  stalledChunk,
   streamedMeta,
 } from '../../helpers/uploads.ts';
 import { assertOk, expectedName, instanceId, type StartStation, useStation } from './uploads-kit.ts';
@@ -195,27 +196,16 @@ export function streamedUploadSuite(label: string, start: StartStation): void {
       const id = await begin(token, open);
       await send(token, id, data.subarray(0, 2 * CHUNK));
       // Killed while a chunk streams in: some of it may have arrived, the rest never does.
-      let sent = false;
-      const body = new ReadableStream<Uint8Array>({
-        pull(controller) {
-          if (!sent) {
-            sent = true;
-            controller.enqueue(data.subarray(2 * CHUNK, 2 * CHUNK + 100_000));
-          }
-        },
-      });
-      const inFlight = fetch(`${ctx.station.url}/backup/uploads/${id}/chunk?offset=${2 * CHUNK}`, {
-        method: 'PUT',
-        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/octet-stream' },
-        body,
-        duplex: 'half',
-      } as RequestInit).then(
-        (res) => res.status,
-        () => 'failed',
+      const inFlight = stalledChunk(
+        ctx.station.url,
+        token,
+        id,
+        2 * CHUNK,
+        data.subarray(2 * CHUNK, 2 * CHUNK + 100_000),
       );
       await ctx.station.kill();
-      await body.cancel().catch(() => {});
-      await inFlight;
+      await inFlight.cancel();
+      await inFlight.status;
       ctx.station = await ctx.station.restart();
       await lapseUploadLeases(ctx.station);
       const resumed = await initiate(ctx.station.url, token, open);

@@ -11,7 +11,7 @@ import { assertError } from '../../helpers/assertions.ts';
 import { Client } from '../../helpers/http.ts';
 import { lapseUploadLeases } from '../../helpers/postgres.ts';
 import { diskOnly, onS3, stagingAreas, storedBytes } from '../../helpers/station-store.ts';
-import { finalize, initiate, putChunk } from '../../helpers/uploads.ts';
+import { finalize, initiate, putChunk, stalledChunk } from '../../helpers/uploads.ts';
 import {
   assertOk,
   expectedName,
@@ -127,24 +127,13 @@ export function uploadRecoverySuite(label: string, start: StartStation): void {
 
         // Killed while a chunk is streaming in: part of it has arrived.
         const stagedBefore = await stagingAreas(ctx.station);
-        let sent = false;
-        const body = new ReadableStream<Uint8Array>({
-          pull(controller) {
-            if (!sent) {
-              sent = true;
-              controller.enqueue(data.subarray(2 * chunk, 2 * chunk + 300_000));
-            }
-            // then stall: the rest never comes
-          },
-        });
-        const inFlight = fetch(`${ctx.station.url}/backup/uploads/${id}/chunk?offset=${2 * chunk}`, {
-          method: 'PUT',
-          headers: { authorization: `Bearer ${token}`, 'content-type': 'application/octet-stream' },
-          body,
-          duplex: 'half',
-        } as RequestInit).then(
-          (res) => res.status,
-          () => 'failed',
+        // (the rest never comes)
+        const inFlight = stalledChunk(
+          ctx.station.url,
+          token,
+          id,
+          2 * chunk,
+          data.subarray(2 * chunk, 2 * chunk + 300_000),
         );
         // Wait (bounded) until the server has written some of the streamed bytes to its staged
         // file. In a bucket they are in a part that is not complete yet: give them a moment.
@@ -155,8 +144,8 @@ export function uploadRecoverySuite(label: string, start: StartStation): void {
           await new Promise((r) => setTimeout(r, 20));
         }
         await ctx.station.kill();
-        await body.cancel().catch(() => {});
-        assert.equal(await inFlight, 'failed', 'the streaming request died with the server');
+        await inFlight.cancel();
+        assert.equal(await inFlight.status, 'failed', 'the streaming request died with the server');
         assert.ok(stagedBefore.length > 0, 'the staging area survived the first restart');
         const onDisk = onS3() ? undefined : largest();
         if (onDisk !== undefined) {
