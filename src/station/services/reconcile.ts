@@ -5,7 +5,7 @@ import { snapshotPath } from '../storage/layout.ts';
 import type { SnapshotStore } from '../storage/storage.ts';
 import type { Uploads } from '../uploads/index.ts';
 import { sha256Stream } from './file-hash.ts';
-import type { NewSnapshotRow, SnapshotIndex } from './snapshot-index.ts';
+import type { NewSnapshotRow, SnapshotIndex, SnapshotState } from './snapshot-index.ts';
 import { timeFromName } from './snapshot-time.ts';
 
 const log = logger.child({ mod: 'station/reconcile' });
@@ -30,9 +30,9 @@ export async function reconcile(deps: {
   const clock = deps.clock ?? stationClock;
   await deps.uploads.sweep();
   await deps.uploads.reconcileStaging();
-  const rows = new Map(
-    (await index.all()).map((r) => [snapshotPath({ ...r, instanceId: r.scoutInstanceId }), r]),
-  );
+  const rows = new Map<string, SnapshotState>();
+  for await (const page of index.states())
+    for (const r of page) rows.set(snapshotPath({ ...r, instanceId: r.scoutInstanceId }), r);
   const seen = new Set<string>();
   const found: NewSnapshotRow[] = [];
   let restored = 0;

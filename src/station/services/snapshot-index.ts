@@ -11,6 +11,11 @@ export type SnapshotRow = typeof snapshots.$inferSelect;
 export type NewSnapshotRow = Omit<SnapshotRow, 'protected' | 'lockedUntil'> &
   Partial<Pick<SnapshotRow, 'protected' | 'lockedUntil'>>;
 export type InstanceRow = typeof instances.$inferSelect;
+/** What reconcile needs of an index row (`states`). */
+export type SnapshotState = Pick<
+  SnapshotRow,
+  'scoutId' | 'scoutInstanceId' | 'jobName' | 'filename' | 'missing' | 'takenAt' | 'storedAt'
+>;
 
 export type { JobKey } from '../job-key.ts';
 
@@ -225,6 +230,48 @@ export function createSnapshotIndex(db: StationDb) {
         })
         .from(s);
       return JSON.parse(result?.rows ?? '[]') as SnapshotRow[];
+    },
+
+    /**
+     * Every row's key and state, in pages of `pageRows` in key order: what reconcile compares
+     * with the store. One JSON text per page (see `all`), never the whole index at once: at
+     * 300,000 rows one text grew the Station past 2 GiB (bench/overview.ts).
+     */
+    async *states(pageRows = 5000): AsyncGenerator<SnapshotState[]> {
+      const s = snapshots;
+      let after: SnapshotState | undefined;
+      for (;;) {
+        const from = after
+          ? sql`WHERE (${s.scoutId}, ${s.scoutInstanceId}, ${s.jobName}, ${s.filename}) >
+              (${after.scoutId}, ${after.scoutInstanceId}, ${after.jobName}, ${after.filename})`
+          : sql``;
+        const [result] = await db
+          .select({
+            rows: sql<string>`coalesce(json_agg(json_build_array(p.scout_id, p.scout_instance_id, p.job_name,
+              p.filename, p.missing, p.taken_at, p.stored_at) ORDER BY p.scout_id, p.scout_instance_id,
+              p.job_name, p.filename), '[]')::text`,
+          })
+          .from(
+            sql`(SELECT ${s.scoutId}, ${s.scoutInstanceId}, ${s.jobName}, ${s.filename}, ${s.missing},
+              ${s.takenAt}, ${s.storedAt} FROM ${s} ${from}
+              ORDER BY ${s.scoutId}, ${s.scoutInstanceId}, ${s.jobName}, ${s.filename} LIMIT ${pageRows}) AS p`,
+          );
+        const page = (
+          JSON.parse(result?.rows ?? '[]') as [string, string, string, string, boolean, number, number][]
+        ).map(([scoutId, scoutInstanceId, jobName, filename, missing, takenAt, storedAt]) => ({
+          scoutId,
+          scoutInstanceId,
+          jobName,
+          filename,
+          missing,
+          takenAt,
+          storedAt,
+        }));
+        if (page.length === 0) return;
+        yield page;
+        after = page.at(-1);
+        if (page.length < pageRows) return;
+      }
     },
 
     /** Present snapshots and their bytes, summed over the jobs' summaries (one row per job). */
