@@ -8,20 +8,14 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { DAY_MS } from '../../src/core/clock.ts';
-import {
-  firstSignIn,
-  launchBrowser,
-  newPage,
-  screenshot,
-  signIn,
-  skipUnlessChromium,
-} from '../helpers/browser.ts';
+import { firstSignIn, newPage, screenshot, signIn, skipUnlessChromium } from '../helpers/browser.ts';
 import { ADMIN_PASSWORD, Client, userClient } from '../helpers/http.ts';
 import { makeCa } from '../helpers/pki.ts';
 import { type Receiver, startReceiver } from '../helpers/receiver.ts';
-import { freePort, startServer, type TestServer } from '../helpers/server.ts';
+import { freePort, type TestServer } from '../helpers/server.ts';
+import { startUi, type Ui } from '../helpers/ui-kit.ts';
 
 const skip = skipUnlessChromium();
 
@@ -66,27 +60,19 @@ async function meWithToken(baseUrl: string, token: string): Promise<{ status: nu
 }
 
 describe('pages both apps share, on a Station', { skip }, () => {
+  let ui: Ui;
   let station: TestServer;
   let scout: TestServer;
-  let browser: Browser;
   let receiver: Receiver;
-  let context: BrowserContext;
   let page: Page;
   const pkiDir = mkdtempSync(join(tmpdir(), 'backupd-ui-pki-'));
 
   before(async () => {
-    [station, scout, browser, receiver] = await Promise.all([
-      startServer('station', { entry: 'dist' }),
-      startServer('scout', { entry: 'dist' }),
-      launchBrowser(),
-      startReceiver(),
-    ]);
-    ({ context, page } = await newPage(browser));
-    await firstSignIn(page, station.url);
+    [ui, receiver] = await Promise.all([startUi({ firstSignIn: 'station' }), startReceiver()]);
+    ({ station, scout, page } = ui);
   });
   after(async () => {
-    await browser?.close();
-    await Promise.all([station?.dispose(), scout?.dispose(), receiver?.close()]);
+    await Promise.all([ui?.close(), receiver?.close()]);
     rmSync(pkiDir, { recursive: true, force: true });
   });
 
@@ -140,7 +126,7 @@ describe('pages both apps share, on a Station', { skip }, () => {
     await rowOf(page, 'deputy').getByText('Admin', { exact: true }).waitFor();
     await screenshot(page, 'common-accounts');
 
-    const phone = await newPage(browser, { viewport: 'phone', colorScheme: 'dark' });
+    const phone = await newPage(ui.browser, { viewport: 'phone', colorScheme: 'dark' });
     await signIn(phone.page, station.url, 'admin', ADMIN_PASSWORD);
     await phone.page.getByRole('navigation', { name: 'Main' }).waitFor();
     await phone.page.goto(`${station.url}/accounts`);
@@ -346,11 +332,11 @@ describe('pages both apps share, on a Station', { skip }, () => {
 
   test('a non-admin sees only their own account, no tokens, read-only settings; changes own password', async () => {
     const admin = new Client(station.url);
-    const ctx = await context.cookies();
+    const ctx = await ui.context.cookies();
     for (const c of ctx) admin.setCookie(c.name, c.value);
     await userClient(admin, 'viewer', 'first-password-1', 'viewer-password-1');
 
-    const viewer = await newPage(browser);
+    const viewer = await newPage(ui.browser);
     await signIn(viewer.page, station.url, 'viewer', 'viewer-password-1');
     const nav = viewer.page.getByRole('navigation', { name: 'Main' });
     await nav.waitFor();
@@ -378,7 +364,7 @@ describe('pages both apps share, on a Station', { skip }, () => {
   });
 
   test('on a Scout the same pages use its own hook fields and have no notification filters', async () => {
-    const { context: scoutContext, page: scoutPage } = await newPage(browser);
+    const { context: scoutContext, page: scoutPage } = await newPage(ui.browser);
     await firstSignIn(scoutPage, scout.url);
     await openPage(scoutPage, 'Settings', 'Settings');
     await scoutPage.getByLabel('Before each backup job (hook_pre_command)').fill('true');

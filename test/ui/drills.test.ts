@@ -10,21 +10,15 @@ import assert from 'node:assert/strict';
 import { closeSync, openSync, readdirSync, readSync, statSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import type { Browser, BrowserContext, Locator, Page } from 'playwright-core';
+import type { BrowserContext, Locator, Page } from 'playwright-core';
 import { DAY_MS } from '../../src/core/clock.ts';
-import {
-  firstSignIn,
-  launchBrowser,
-  newPage,
-  screenshot,
-  signIn,
-  skipUnlessChromium,
-} from '../helpers/browser.ts';
+import { firstSignIn, newPage, screenshot, signIn, skipUnlessChromium } from '../helpers/browser.ts';
 import { buildTree } from '../helpers/files.ts';
 import { ADMIN_PASSWORD, adminClient, type Client } from '../helpers/http.ts';
 import { skipUnlessPrograms } from '../helpers/programs.ts';
 import { connectScout, jobState, runNow, scoutDataDir, waitIdle } from '../helpers/scout.ts';
-import { startServer, type TestServer } from '../helpers/server.ts';
+import type { TestServer } from '../helpers/server.ts';
+import { startUi, type Ui } from '../helpers/ui-kit.ts';
 
 const skip = skipUnlessChromium() || skipUnlessPrograms(['tar']);
 const SCOUT_ID = 'drill-ui-scout';
@@ -68,11 +62,11 @@ function damage(station: TestServer, filename: string): void {
 }
 
 describe('Restore drills on both dashboards', { skip }, () => {
+  let ui: Ui;
   let station: TestServer;
   let scout: TestServer;
   let stationAdmin: Client;
   let scoutAdmin: Client;
-  let browser: Browser;
   const contexts: BrowserContext[] = [];
   let scoutPage: Page;
   let stationPage: Page;
@@ -87,7 +81,7 @@ describe('Restore drills on both dashboards', { skip }, () => {
   const quick = { timeout: 1_000 };
 
   async function open(baseUrl: string, first: boolean, aheadMs = 0): Promise<Page> {
-    const { context, page } = await newPage(browser);
+    const { context, page } = await newPage(ui.browser);
     contexts.push(context);
     await page.clock.install({ time: Date.now() + aheadMs });
     await (first ? firstSignIn(page, baseUrl) : signIn(page, baseUrl, 'admin', ADMIN_PASSWORD));
@@ -102,13 +96,15 @@ describe('Restore drills on both dashboards', { skip }, () => {
       'a.txt': 'alpha',
       'sub/b.bin': Buffer.alloc(20_000, 3),
     });
-    [station, scout, browser] = await Promise.all([
+    ui = await startUi({
       // From the source (serving the built web app): the test moves the Station's clock.
-      startServer('station'),
-      startServer('scout', { entry: 'dist', dataDir: dirs.dataDir }),
-      launchBrowser(),
-    ]);
-    [scoutPage, stationPage] = await Promise.all([open(scout.url, true), open(station.url, true)]);
+      station: { entry: 'source' },
+      scout: { dataDir: dirs.dataDir },
+      clock: true,
+      firstSignIn: 'scout',
+    });
+    ({ station, scout, page: scoutPage } = ui);
+    stationPage = await open(station.url, true);
     [scoutAdmin, stationAdmin] = await Promise.all([adminClient(scout.url), adminClient(station.url)]);
     await connectScout(scoutAdmin, stationAdmin, SCOUT_ID);
     await runNow(scoutAdmin, { timeoutMs: 60_000 });
@@ -119,9 +115,7 @@ describe('Restore drills on both dashboards', { skip }, () => {
 
   after(async () => {
     for (const context of contexts) await context.close();
-    await browser?.close();
-    await scout?.dispose();
-    await station?.dispose();
+    await ui?.close();
   });
 
   test('before any drill both dashboards say "never", without a red badge yet', async () => {

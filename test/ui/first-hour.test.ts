@@ -7,15 +7,8 @@
 import assert from 'node:assert/strict';
 import { createServer, type Server, type Socket } from 'node:net';
 import { after, before, describe, test } from 'node:test';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
-import {
-  firstSignIn,
-  launchBrowser,
-  newPage,
-  screenshot,
-  signIn,
-  skipUnlessChromium,
-} from '../helpers/browser.ts';
+import type { Page } from 'playwright-core';
+import { firstSignIn, newPage, screenshot, signIn, skipUnlessChromium } from '../helpers/browser.ts';
 import { buildTree } from '../helpers/files.ts';
 import { ADMIN_PASSWORD, adminClient, type Client } from '../helpers/http.ts';
 import {
@@ -28,7 +21,8 @@ import {
   scoutStatus,
   waitIdle,
 } from '../helpers/scout.ts';
-import { freePort, startServer, type TestServer } from '../helpers/server.ts';
+import { freePort, type TestServer } from '../helpers/server.ts';
+import { startUi, type Ui } from '../helpers/ui-kit.ts';
 
 const skip = skipUnlessChromium();
 const SCOUT_ID = 'first-hour-host-with-a-long-name';
@@ -78,13 +72,12 @@ const overflowing = async (page: Page): Promise<string[]> =>
   })()`);
 
 describe('the first hour', { skip }, () => {
+  let ui: Ui;
   let station: TestServer;
   let scout: TestServer;
+  let page: Page;
   let stationAdmin: Client;
   let scoutAdmin: Client;
-  let browser: Browser;
-  let context: BrowserContext;
-  let page: Page;
   let silent: Awaited<ReturnType<typeof silentListener>>;
 
   const banner = () => page.getByTestId('key-banner');
@@ -99,22 +92,17 @@ describe('the first hour', { skip }, () => {
       'docs/sub/b.txt': 'bravo',
       'docs/AVeryLongFileNameWithoutAnyPlaceToBreakItAtAllWhichGoesOnAndOn.sqlite': 'db',
     });
-    [station, scout, browser, silent] = await Promise.all([
-      startServer('station', { entry: 'dist' }),
-      startServer('scout', { entry: 'dist', dataDir: dirs.dataDir }),
-      launchBrowser(),
+    [ui, silent] = await Promise.all([
+      startUi({ scout: { dataDir: dirs.dataDir }, page: { viewport: 'phone' } }),
       silentListener(),
     ]);
-    ({ context, page } = await newPage(browser, { viewport: 'phone' }));
+    ({ station, scout, page } = ui);
     // The Scout's first sign-in happens in the browser (the first test).
     stationAdmin = await adminClient(station.url);
   });
 
   after(async () => {
-    await context?.close();
-    await browser?.close();
-    await scout?.dispose();
-    await station?.dispose();
+    await ui?.close();
     await silent?.close();
   });
 
@@ -216,7 +204,7 @@ describe('the first hour', { skip }, () => {
     await clear.waitFor();
     assert.equal(await clear.isDisabled(), true, 'nothing staged: nothing to clear');
 
-    const stationPhone = await newPage(browser, { viewport: 'phone' });
+    const stationPhone = await newPage(ui.browser, { viewport: 'phone' });
     try {
       await signIn(stationPhone.page, station.url, 'admin', ADMIN_PASSWORD);
       await stationPhone.page.getByRole('navigation', { name: 'Main' }).waitFor();

@@ -7,8 +7,8 @@ import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { launchBrowser, newPage, screenshot, signIn, skipUnlessChromium } from '../helpers/browser.ts';
+import type { Page } from 'playwright-core';
+import { newPage, screenshot, signIn, skipUnlessChromium } from '../helpers/browser.ts';
 import { buildTree } from '../helpers/files.ts';
 import { sha256 } from '../helpers/hashes.ts';
 import { ADMIN_PASSWORD, adminClient, type Client } from '../helpers/http.ts';
@@ -21,20 +21,20 @@ import {
   scoutDataDir,
   waitIdle,
 } from '../helpers/scout.ts';
-import { startServer, type TestServer } from '../helpers/server.ts';
+import type { TestServer } from '../helpers/server.ts';
+import { startUi, type Ui } from '../helpers/ui-kit.ts';
 
 const skip = skipUnlessChromium();
 const SCOUT_ID = 'first-page';
 
 describe('the first pages', { skip }, () => {
+  let ui: Ui;
   let station: TestServer;
   let scout: TestServer;
+  let page: Page;
   let stationAdmin: Client;
   let scoutAdmin: Client;
   let scanRoot: string;
-  let browser: Browser;
-  let context: BrowserContext;
-  let page: Page;
   let token: string;
 
   const backups = () => page.getByRole('region', { name: 'Backups' });
@@ -49,11 +49,8 @@ describe('the first pages', { skip }, () => {
       'mail/.upload_dir': '',
       'mail/inbox.txt': 'hello',
     });
-    [station, scout, browser] = await Promise.all([
-      startServer('station', { entry: 'dist' }),
-      startServer('scout', { entry: 'dist', dataDir: dirs.dataDir }),
-      launchBrowser(),
-    ]);
+    ui = await startUi({ scout: { dataDir: dirs.dataDir } });
+    ({ station, scout, page } = ui);
     [scoutAdmin, stationAdmin] = await Promise.all([adminClient(scout.url), adminClient(station.url)]);
     token = await connectScout(scoutAdmin, stationAdmin, SCOUT_ID);
     await runNow(scoutAdmin, { timeoutMs: 60_000 });
@@ -64,14 +61,10 @@ describe('the first pages', { skip }, () => {
     await runNow(scoutAdmin, { timeoutMs: 60_000 });
     const mail = await jobState(scoutAdmin, 'mail');
     assert.equal(mail.last_status, 'failed');
-    ({ context, page } = await newPage(browser));
     await signIn(page, scout.url, 'admin', ADMIN_PASSWORD);
   });
   after(async () => {
-    await context?.close();
-    await browser?.close();
-    await scout?.dispose();
-    await station?.dispose();
+    await ui?.close();
   });
 
   test('Status lists every job, the failed one first with a badge by its code', async () => {
@@ -118,7 +111,7 @@ describe('the first pages', { skip }, () => {
       [scout, 'Status', 'scout'],
       [station, 'Overview', 'station'],
     ] as const) {
-      const phone = await newPage(browser, { viewport: 'phone' });
+      const phone = await newPage(ui.browser, { viewport: 'phone' });
       try {
         await signIn(phone.page, server.url, 'admin', ADMIN_PASSWORD);
         await phone.page.getByRole('heading', { name: first, exact: true, level: 1 }).waitFor();
@@ -160,7 +153,7 @@ describe('the first pages', { skip }, () => {
       .getByRole('region', { name: /Notifications/ })
       .first()
       .waitFor();
-    const dashboard = await newPage(browser);
+    const dashboard = await newPage(ui.browser);
     try {
       await signIn(dashboard.page, station.url, 'admin', ADMIN_PASSWORD);
       const stationNav = dashboard.page.getByRole('navigation', { name: 'Main' });

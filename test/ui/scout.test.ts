@@ -22,20 +22,14 @@ import {
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import type { ScoutStatus } from '../../src/shared/protocol/scout-status.ts';
-import {
-  firstSignIn,
-  launchBrowser,
-  newPage,
-  screenshot,
-  signIn,
-  skipUnlessChromium,
-} from '../helpers/browser.ts';
+import { newPage, screenshot, signIn, skipUnlessChromium } from '../helpers/browser.ts';
 import { buildTree } from '../helpers/files.ts';
 import { ADMIN_PASSWORD, adminClient, type Client } from '../helpers/http.ts';
 import { backupJob, jobState, mintStationToken, scoutDataDir, snapshotsOf } from '../helpers/scout.ts';
-import { startServer, type TestServer } from '../helpers/server.ts';
+import type { TestServer } from '../helpers/server.ts';
+import { startUi, type Ui } from '../helpers/ui-kit.ts';
 
 const skip = skipUnlessChromium();
 const SCOUT_ID = 'ui-scout';
@@ -59,14 +53,13 @@ const READ_PROGRESS = `(() => {
 })()`;
 
 describe('Scout console', { skip }, () => {
+  let ui: Ui;
   let station: TestServer;
   let scout: TestServer;
+  let page: Page;
   let stationAdmin: Client;
   let scoutAdmin: Client;
   let scanRoot: string;
-  let browser: Browser;
-  let context: BrowserContext;
-  let page: Page;
 
   const nav = (label: string) =>
     page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: label, exact: true });
@@ -90,22 +83,13 @@ describe('Scout console', { skip }, () => {
     const fd = openSync(join(scanRoot, 'big', 'data.bin'), 'w');
     for (let i = 0; i < BIG_MIB; i++) writeSync(fd, randomBytes(1 << 20));
     closeSync(fd);
-    [station, scout, browser] = await Promise.all([
-      startServer('station', { entry: 'dist' }),
-      startServer('scout', { entry: 'dist', dataDir: dirs.dataDir }),
-      launchBrowser(),
-    ]);
-    ({ context, page } = await newPage(browser));
-    await page.clock.install();
-    await firstSignIn(page, scout.url);
+    ui = await startUi({ scout: { dataDir: dirs.dataDir }, clock: true, firstSignIn: 'scout' });
+    ({ station, scout, page } = ui);
     [scoutAdmin, stationAdmin] = await Promise.all([adminClient(scout.url), adminClient(station.url)]);
   });
 
   after(async () => {
-    await context?.close();
-    await browser?.close();
-    await scout?.dispose();
-    await station?.dispose();
+    await ui?.close();
   });
 
   test('status shows the Scout ID, instance ID and key fingerprint; the Station is not set up yet', async () => {
@@ -498,7 +482,7 @@ describe('Scout console', { skip }, () => {
   });
 
   test('on a phone in dark mode the pages fit 390 px', async () => {
-    const phone = await newPage(browser, { viewport: 'phone', colorScheme: 'dark' });
+    const phone = await newPage(ui.browser, { viewport: 'phone', colorScheme: 'dark' });
     const overflow = async () => Number(await phone.page.evaluate('document.documentElement.scrollWidth'));
     try {
       await signIn(phone.page, scout.url, 'admin', ADMIN_PASSWORD);

@@ -10,20 +10,14 @@ import { randomBytes } from 'node:crypto';
 import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, afterEach, before, describe, test } from 'node:test';
-import type { Browser, BrowserContext, Locator, Page } from 'playwright-core';
+import type { Locator, Page } from 'playwright-core';
 import { DAY_MS } from '../../src/core/clock.ts';
-import {
-  firstSignIn,
-  launchBrowser,
-  newPage,
-  screenshot,
-  signIn,
-  skipUnlessChromium,
-} from '../helpers/browser.ts';
+import { newPage, screenshot, signIn, skipUnlessChromium } from '../helpers/browser.ts';
 import { sha256 } from '../helpers/hashes.ts';
 import { ADMIN_PASSWORD, adminClient, type Client } from '../helpers/http.ts';
 import { type Receiver, startReceiver } from '../helpers/receiver.ts';
-import { startServer, type TestServer } from '../helpers/server.ts';
+import type { TestServer } from '../helpers/server.ts';
+import { startUi, type Ui } from '../helpers/ui-kit.ts';
 import { archiveMeta, initiate, upload } from '../helpers/uploads.ts';
 
 const skip = skipUnlessChromium();
@@ -40,12 +34,11 @@ async function waitForValue(input: Locator, value: string): Promise<void> {
 }
 
 describe('Station dashboard', { skip }, () => {
+  let ui: Ui;
   let server: TestServer;
-  let browser: Browser;
+  let page: Page;
   let receiver: Receiver;
   let admin: Client;
-  let context: BrowserContext;
-  let page: Page;
   /** A shared token every test instance uploads with. */
   let token: string;
   /** Stored names of host-a's snapshots, oldest first. */
@@ -71,14 +64,12 @@ describe('Station dashboard', { skip }, () => {
     page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: label }).click();
 
   before(async () => {
-    [server, browser, receiver] = await Promise.all([
-      startServer('station'),
-      launchBrowser(),
+    [ui, receiver] = await Promise.all([
+      // From the source (serving the built web app): the test moves the Station's clock.
+      startUi({ station: { entry: 'source' }, scout: false, clock: true, firstSignIn: 'station' }),
       startReceiver(),
     ]);
-    ({ context, page } = await newPage(browser));
-    await page.clock.install();
-    await firstSignIn(page, server.url);
+    ({ station: server, page } = ui);
     admin = await adminClient(server.url);
     const minted = await admin.post('/api/credentials/mint', { shared: true, max_registrations: 10 });
     assert.equal(minted.status, 201, minted.text);
@@ -95,10 +86,8 @@ describe('Station dashboard', { skip }, () => {
     }
   });
   after(async () => {
-    await context?.close();
-    await browser?.close();
+    await ui?.close();
     await receiver?.close();
-    await server?.dispose();
   });
 
   test('the overview shows scout → instance → job with count and chart; a new upload appears on the next refresh', async () => {
@@ -474,7 +463,7 @@ describe('Station dashboard', { skip }, () => {
 
   test('at phone width in the dark, three days later: jobs are flagged stale', async () => {
     server.advanceClock(3 * DAY_MS);
-    const phone = await newPage(browser, { viewport: 'phone', colorScheme: 'dark' });
+    const phone = await newPage(ui.browser, { viewport: 'phone', colorScheme: 'dark' });
     await phone.page.clock.install({ time: Date.now() + 3 * DAY_MS });
     await signIn(phone.page, server.url, 'admin', ADMIN_PASSWORD);
     const documents: Locator = phone.page.getByRole('article', { name: 'Job documents' });
