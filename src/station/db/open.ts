@@ -29,6 +29,16 @@ const RECORD_MIGRATION = `INSERT INTO ${MIGRATIONS_TABLE} (name, applied_at) VAL
 /** Serialises migrations when several Station processes start against one server. */
 const MIGRATION_LOCK = `SELECT pg_advisory_xact_lock(7162534)`;
 
+/** Either driver's database as the Station uses it (one schema, the core's tables in it). */
+function stationDatabase(
+  kind: StationDatabase['kind'],
+  drizzled: unknown,
+  connection: Pick<StationDatabase, 'ping' | 'close'>,
+): StationDatabase {
+  const stationDb = drizzled as StationDb;
+  return { kind, db: stationDb as unknown as CoreDb, stationDb, tables: schema, ...connection };
+}
+
 async function openPglite(dataDir: string): Promise<StationDatabase> {
   const dir = join(dataDir, 'pgdata');
   mkdirSync(dir, { recursive: true, mode: 0o700 });
@@ -52,12 +62,7 @@ async function openPglite(dataDir: string): Promise<StationDatabase> {
   // PGlite chmods the files initdb makes to 0666 and its relation cache files to 0644, whatever
   // the umask: made private here, after initdb and the first queries (pgdata itself is 0700).
   tightenTree(dir);
-  const stationDb = drizzlePglite(pg, { schema }) as unknown as StationDb;
-  return {
-    kind: 'pglite',
-    db: stationDb as unknown as CoreDb,
-    stationDb,
-    tables: schema,
+  return stationDatabase('pglite', drizzlePglite(pg, { schema }), {
     async ping() {
       await pg.query('SELECT 1');
     },
@@ -66,7 +71,7 @@ async function openPglite(dataDir: string): Promise<StationDatabase> {
       await pg.exec('CHECKPOINT');
       await pg.close();
     },
-  };
+  });
 }
 
 async function openPostgres(url: string): Promise<StationDatabase> {
@@ -97,19 +102,14 @@ async function openPostgres(url: string): Promise<StationDatabase> {
     await sql.end({ timeout: 1 });
     throw new Error(`cannot prepare the PostgreSQL database at DATABASE_URL: ${String(cause)}`, { cause });
   }
-  const stationDb = drizzlePostgres(sql, { schema }) as unknown as StationDb;
-  return {
-    kind: 'postgres',
-    db: stationDb as unknown as CoreDb,
-    stationDb,
-    tables: schema,
+  return stationDatabase('postgres', drizzlePostgres(sql, { schema }), {
     async ping() {
       await sql`SELECT 1`;
     },
     async close() {
       await sql.end({ timeout: 5 });
     },
-  };
+  });
 }
 
 export async function openStationDatabase(options: {
