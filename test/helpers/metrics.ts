@@ -2,7 +2,7 @@
 // text format strictly (prom-client has no parser): every line must be a HELP, a TYPE or a
 // sample of a family declared before it, or the parse fails naming the line.
 import assert from 'node:assert/strict';
-import type { Client } from './http.ts';
+import { type Client, mintAutomationToken, userClient } from './http.ts';
 
 export interface Sample {
   name: string;
@@ -113,4 +113,20 @@ export async function scrape(target: { url: string; token: string } | Client): P
   assert.equal(reply.status, 200, reply.text);
   assert.match(reply.headers.get('content-type') ?? '', /^text\/plain; version=0\.0\.4/);
   return parseMetrics(reply.text);
+}
+
+/**
+ * Who may not read /metrics though signed in (both roles): an automation token without the
+ * `read` scope (403 naming it) and a user who is not an admin (403). `outsider` has no session.
+ */
+export async function assertMetricsRefused(outsider: Client, admin: Client): Promise<void> {
+  const wrongScope = await outsider.get('/metrics', {
+    token: await mintAutomationToken(admin, ['backup']),
+  });
+  assert.equal(wrongScope.status, 403);
+  assert.match(wrongScope.body.detail, /"read" scope/);
+  const user = await userClient(admin, 'metrics-viewer', 'first password 1');
+  const notAdmin = await user.get('/metrics');
+  assert.equal(notAdmin.status, 403);
+  assert.match(notAdmin.body.detail, /admin/);
 }
