@@ -68,6 +68,17 @@ function commandsSent(): Set<string> {
   return found;
 }
 
+/** The variables of object storage and several Stations, in the guide's table and the README's. */
+const STORAGE_VARIABLES = [
+  'STORAGE_URL',
+  'S3_ENDPOINT',
+  'AWS_ACCESS_KEY_ID',
+  'AWS_SECRET_ACCESS_KEY',
+  'AWS_REGION',
+  'S3_FORCE_PATH_STYLE',
+  'DATABASE_URL',
+];
+
 describe('operator’s guide: object storage and several Stations', () => {
   test('the bucket policy allows every S3 request the Station sends, CreateBucket only as an option', () => {
     const policy = jsonBlocks.find((b) => b.Statement);
@@ -114,15 +125,7 @@ describe('operator’s guide: object storage and several Stations', () => {
   });
 
   test('the section names every variable and the move-storage command', () => {
-    for (const name of [
-      'STORAGE_URL',
-      'S3_ENDPOINT',
-      'AWS_ACCESS_KEY_ID',
-      'AWS_SECRET_ACCESS_KEY',
-      'AWS_REGION',
-      'S3_FORCE_PATH_STYLE',
-      'DATABASE_URL',
-    ])
+    for (const name of STORAGE_VARIABLES)
       assert.match(section, new RegExp(`\\| \`${name}\` `), `the variables table lists ${name}`);
     assert.match(section, /backupd station move-storage --to s3:\/\//);
     assert.match(section, /docker-compose\.scale\.yml/);
@@ -162,15 +165,7 @@ describe('operator’s guide: object storage and several Stations', () => {
 
   test('the README’s environment table lists the storage variables', () => {
     const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
-    for (const name of [
-      'STORAGE_URL',
-      'S3_ENDPOINT',
-      'AWS_ACCESS_KEY_ID',
-      'AWS_SECRET_ACCESS_KEY',
-      'AWS_REGION',
-      'S3_FORCE_PATH_STYLE',
-      'DATABASE_URL',
-    ])
+    for (const name of STORAGE_VARIABLES)
       assert.match(readme, new RegExp(`^\\| \`${name}\` +\\| Station `, 'm'), `README lists ${name}`);
   });
 });
