@@ -99,20 +99,23 @@ describe('restore safety', { skip }, () => {
   after(() => rmSync(work, { recursive: true, force: true }));
 
   describe('a folder swapped for a symlink mid-restore', () => {
+    /** After the first file (a/b/one.txt): a local user renames dest/a and puts a link to `target` in its place. */
+    function swapForLink(dest: string, target: string): () => void {
+      let swapped = false;
+      return () => {
+        if (swapped) return;
+        swapped = true;
+        renameSync(join(dest, 'a'), join(dest, 'a-moved'));
+        symlinkSync(target, join(dest, 'a'));
+      };
+    }
+
     test('stops the restore at the next entry: nothing is written through the link', async () => {
       const archive = toolArchive(sourceWithFolder(), ['a']);
       const outside = outsideDir();
       const dest = fresh('dest');
-      let swapped = false;
       await assert.rejects(
-        restore(archive, dest, {
-          onProgress: () => {
-            if (swapped) return;
-            swapped = true; // after a/b/one.txt: a local user renames a and puts a link in its place
-            renameSync(join(dest, 'a'), join(dest, 'a-moved'));
-            symlinkSync(outside.path, join(dest, 'a'));
-          },
-        }),
+        restore(archive, dest, { onProgress: swapForLink(dest, outside.path) }),
         (error: unknown) => {
           assert.ok(error instanceof UnsafeEntryError, String(error));
           assert.match(error.message, /"a\/b" was moved or replaced .*restore stopped/);
@@ -129,16 +132,8 @@ describe('restore safety', { skip }, () => {
       const lookAlike = join(fresh('look-alike'), 'a');
       mkdirSync(join(lookAlike, 'b'), { recursive: true });
       const dest = fresh('dest');
-      let swapped = false;
       await assert.rejects(
-        restore(archive, dest, {
-          onProgress: () => {
-            if (swapped) return;
-            swapped = true;
-            renameSync(join(dest, 'a'), join(dest, 'a-moved'));
-            symlinkSync(lookAlike, join(dest, 'a'));
-          },
-        }),
+        restore(archive, dest, { onProgress: swapForLink(dest, lookAlike) }),
         /"a\/b" was moved or replaced/,
       );
       assert.deepEqual(readdirSync(join(lookAlike, 'b')), [], 'a/b/two.txt did not land in the look-alike');
