@@ -19,7 +19,7 @@ import {
   stalledChunk,
   streamedMeta,
 } from '../../helpers/uploads.ts';
-import { assertOk, expectedName, instanceId, type StartStation, useStation } from './uploads-kit.ts';
+import { assertOk, assertStoredWhole, instanceId, type StartStation, useStation } from './uploads-kit.ts';
 
 /** MAX_UPLOAD_BYTES of this suite's Station: a streamed upload is held to it as bytes arrive. */
 const LIMIT = 4 * 1024 * 1024;
@@ -67,15 +67,7 @@ export function streamedUploadSuite(label: string, start: StartStation): void {
       const id = started.body.upload_id;
       await send(token, id, data);
       const done = await finalize(ctx.station.url, token, id, declaration(data));
-      assertOk(done);
-      assert.equal(done.body.status, 'stored');
-      assert.equal(done.body.stored_as, expectedName(meta));
-      const stored = await storedBytes(
-        ctx.station,
-        { scout, instance: inst, job: 'docs' },
-        done.body.stored_as,
-      );
-      assert.ok(stored.equals(data), 'the stored snapshot is byte-identical');
+      await assertStoredWhole(ctx.station, done, meta, { scout, instance: inst, job: 'docs' }, data);
       const listed = await ctx.overviewJob(ctx.admin, scout, inst, 'docs');
       assert.equal(listed?.[0]?.size_bytes, data.length, 'indexed with the size declared at finalize');
 

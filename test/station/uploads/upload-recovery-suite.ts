@@ -10,11 +10,11 @@ import { HOUR_MS } from '../../../src/core/clock.ts';
 import { assertError } from '../../helpers/assertions.ts';
 import { Client } from '../../helpers/http.ts';
 import { lapseUploadLeases } from '../../helpers/postgres.ts';
-import { diskOnly, onS3, stagingAreas, storedBytes } from '../../helpers/station-store.ts';
+import { diskOnly, onS3, stagingAreas } from '../../helpers/station-store.ts';
 import { finalize, initiate, putChunk, stalledChunk } from '../../helpers/uploads.ts';
 import {
   assertOk,
-  expectedName,
+  assertStoredWhole,
   filesIn,
   HUGE_LIMIT,
   STORED_NAME,
@@ -181,15 +181,7 @@ export function uploadRecoverySuite(label: string, start: StartStation): void {
           offset = reply.body.next_offset;
         }
         const fin = await finalize(ctx.station.url, token, id);
-        assertOk(fin);
-        assert.equal(fin.body.status, 'stored');
-        assert.equal(fin.body.stored_as, expectedName(m));
-        const stored = await storedBytes(
-          ctx.station,
-          { scout, instance: inst, job: 'crash' },
-          fin.body.stored_as,
-        );
-        assert.ok(stored.equals(data), 'the stored file is byte-identical to the original');
+        await assertStoredWhole(ctx.station, fin, m, { scout, instance: inst, job: 'crash' }, data);
       });
 
       test('an upload untouched for 24 h is swept: staged bytes removed, its upload_id is 404', async () => {

@@ -14,6 +14,7 @@ import type { FinalizeReply } from '../../../src/shared/protocol/uploads.ts';
 import { sha256 } from '../../helpers/hashes.ts';
 import { adminClient, type Client, parseBody } from '../../helpers/http.ts';
 import type { TestServer } from '../../helpers/server.ts';
+import { storedBytes } from '../../helpers/station-store.ts';
 import { type ArchiveMeta, archiveMeta, finalize, initiate, sendChunks } from '../../helpers/uploads.ts';
 
 /** MAX_UPLOAD_BYTES of the suites' Stations, except the one that checks disk space. */
@@ -70,6 +71,21 @@ export const nextTimestamp = () => {
 
 export const expectedName = (meta: ArchiveMeta) =>
   `${meta.job_name}__${meta.timestamp.replaceAll(':', '-')}__${meta.fingerprint.slice(0, 8)}.tar.zst`;
+
+/** A finalize that stored `data` whole: 200, `stored`, under `meta`'s name, byte for byte. */
+export async function assertStoredWhole(
+  station: TestServer,
+  reply: AnyReply,
+  meta: ArchiveMeta,
+  at: { scout: string; instance: string; job: string },
+  data: Buffer,
+): Promise<void> {
+  assertOk(reply);
+  assert.equal(reply.body.status, 'stored');
+  assert.equal(reply.body.stored_as, expectedName(meta));
+  const stored = await storedBytes(station, at, reply.body.stored_as);
+  assert.ok(stored.equals(data), `${reply.body.stored_as} holds exactly the bytes sent`);
+}
 
 export function filesIn(dir: string): string[] {
   try {
