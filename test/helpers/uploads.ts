@@ -55,11 +55,19 @@ export const finalize = (url: string, token: string, uploadId: string, declared?
   call(url, 'POST', uploadPaths.finalize(uploadId), token, declared);
 
 /**
- * A chunk PUT at `offset` that sends `part` and then stalls, the rest never coming (to kill the
+ * A chunk PUT at `offset` that sends `length` bytes of `data` from there and then stalls, the rest never coming (to kill the
  * Station while a chunk streams in). `status` is the answer's status, or 'failed' when the
  * request died; `cancel` ends the body.
  */
-export function stalledChunk(url: string, token: string, uploadId: string, offset: number, part: Uint8Array) {
+export function stalledChunk(
+  url: string,
+  token: string,
+  uploadId: string,
+  data: Uint8Array,
+  offset: number,
+  length: number,
+) {
+  const part = data.subarray(offset, offset + length);
   let sent = false;
   const body = new ReadableStream<Uint8Array>({
     pull(controller) {

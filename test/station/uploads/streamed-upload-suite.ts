@@ -188,13 +188,7 @@ export function streamedUploadSuite(label: string, start: StartStation): void {
       const id = await begin(token, open);
       await send(token, id, data.subarray(0, 2 * CHUNK));
       // Killed while a chunk streams in: some of it may have arrived, the rest never does.
-      const inFlight = stalledChunk(
-        ctx.station.url,
-        token,
-        id,
-        2 * CHUNK,
-        data.subarray(2 * CHUNK, 2 * CHUNK + 100_000),
-      );
+      const inFlight = stalledChunk(ctx.station.url, token, id, data, 2 * CHUNK, 100_000);
       await ctx.station.kill();
       await inFlight.cancel();
       await inFlight.status;

@@ -128,13 +128,7 @@ export function uploadRecoverySuite(label: string, start: StartStation): void {
         // Killed while a chunk is streaming in: part of it has arrived.
         const stagedBefore = await stagingAreas(ctx.station);
         // (the rest never comes)
-        const inFlight = stalledChunk(
-          ctx.station.url,
-          token,
-          id,
-          2 * chunk,
-          data.subarray(2 * chunk, 2 * chunk + 300_000),
-        );
+        const inFlight = stalledChunk(ctx.station.url, token, id, data, 2 * chunk, 300_000);
         // Wait (bounded) until the server has written some of the streamed bytes to its staged
         // file. In a bucket they are in a part that is not complete yet: give them a moment.
         const deadline = Date.now() + (onS3() ? 1000 : 10_000);
