@@ -3,20 +3,16 @@ import { useEffect, useState } from 'preact/hooks';
 import { stationPaths } from '../../src/shared/protocol/api-paths.ts';
 import type { JobKey } from '../../src/shared/protocol/job-key.ts';
 import type { Overview } from '../../src/shared/protocol/overview.ts';
-import type {
-  JobRetentionList,
-  JobRetentionSaved,
-  RetentionPreviewReply,
-} from '../../src/shared/protocol/retention.ts';
+import type { JobRetentionList, JobRetentionSaved } from '../../src/shared/protocol/retention.ts';
 import type { StationSettingsView } from '../../src/shared/protocol/settings.ts';
 import { api } from '../common/api.ts';
 import { ErrorText, Field, Notice, useAction } from '../common/ui.tsx';
+import { useRetentionPreview } from './retention-preview.tsx';
 import { RETENTION_RULES } from './retention-rules.ts';
 
 export function JobRetention({ job, onChanged }: { job: JobKey; onChanged: () => void }) {
   const [values, setValues] = useState<Record<string, string>>({});
   const [station, setStation] = useState<StationSettingsView | null>(null);
-  const [preview, setPreview] = useState<RetentionPreviewReply | null>(null);
   const [saved, setSaved] = useState(false);
   const load = useAction();
   const save = useAction();
@@ -43,15 +39,7 @@ export function JobRetention({ job, onChanged }: { job: JobKey; onChanged: () =>
     });
   }, [job.scoutId, job.instanceId, job.jobName]);
 
-  useEffect(() => {
-    const query = { ...who, ...body() };
-    const timer = setTimeout(() => {
-      void load.run(async () =>
-        setPreview(await api.get<RetentionPreviewReply>(stationPaths.retentionPreview(query))),
-      );
-    }, 250);
-    return () => clearTimeout(timer);
-  }, [values]);
+  const preview = useRetentionPreview(values, () => ({ ...who, ...body() }), load);
 
   async function submit(event: Event) {
     event.preventDefault();

@@ -2,12 +2,11 @@
 import { useEffect, useState } from 'preact/hooks';
 import { stationPaths } from '../../src/shared/protocol/api-paths.ts';
 import type { Overview } from '../../src/shared/protocol/overview.ts';
-import type { RetentionPreviewReply } from '../../src/shared/protocol/retention.ts';
 import type { SettingsReply, StationSettingsView } from '../../src/shared/protocol/settings.ts';
 import { api } from '../common/api.ts';
 import { useSession } from '../common/session.tsx';
 import { ErrorText, Field, Notice, Section, useAction } from '../common/ui.tsx';
-import { RetentionPreview } from './retention-preview.tsx';
+import { RetentionPreview, useRetentionPreview } from './retention-preview.tsx';
 import { RETENTION_RULES } from './retention-rules.ts';
 
 type Values = Record<string, string>;
@@ -30,7 +29,6 @@ export function RetentionCard() {
   const { user } = useSession();
   const [values, setValues] = useState<Values>({});
   const [saved, setSaved] = useState<StationSettingsView | null>(null);
-  const [preview, setPreview] = useState<RetentionPreviewReply | null>(null);
   const load = useAction();
   const save = useAction();
   const check = useAction();
@@ -43,16 +41,11 @@ export function RetentionCard() {
   }, []);
 
   // The preview follows the fields as they are typed (admins only: it lists every job).
-  useEffect(() => {
-    if (!user.is_admin || Object.keys(values).length === 0) return;
-    const query = bodyOf(values);
-    const timer = setTimeout(() => {
-      void check.run(async () =>
-        setPreview(await api.get<RetentionPreviewReply>(stationPaths.retentionPreview(query))),
-      );
-    }, 250);
-    return () => clearTimeout(timer);
-  }, [values]);
+  const preview = useRetentionPreview(
+    values,
+    () => (user.is_admin && Object.keys(values).length > 0 ? bodyOf(values) : null),
+    check,
+  );
 
   async function submit(event: Event) {
     event.preventDefault();

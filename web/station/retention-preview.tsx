@@ -1,8 +1,37 @@
 /** "With this policy, these snapshots would be deleted": GET /api/retention/preview as a list. */
+import { useEffect, useState } from 'preact/hooks';
+import { stationPaths } from '../../src/shared/protocol/api-paths.ts';
 import type { RetentionPreviewReply } from '../../src/shared/protocol/retention.ts';
+import { api } from '../common/api.ts';
 import { formatBytes } from '../common/format.ts';
+import type { useAction } from '../common/ui.tsx';
 
 const SHOWN = 10;
+
+type PreviewQuery = Parameters<typeof stationPaths.retentionPreview>[0];
+
+/**
+ * What the policy in the fields would delete: GET /api/retention/preview with `query()`, asked
+ * 250 ms after `values` last changed (as they are typed); not asked while `query` gives null.
+ */
+export function useRetentionPreview(
+  values: unknown,
+  query: () => PreviewQuery | null,
+  action: ReturnType<typeof useAction>,
+): RetentionPreviewReply | null {
+  const [preview, setPreview] = useState<RetentionPreviewReply | null>(null);
+  useEffect(() => {
+    const asked = query();
+    if (!asked) return;
+    const timer = setTimeout(() => {
+      void action.run(async () =>
+        setPreview(await api.get<RetentionPreviewReply>(stationPaths.retentionPreview(asked))),
+      );
+    }, 250);
+    return () => clearTimeout(timer);
+  }, [values]);
+  return preview;
+}
 
 export function RetentionPreview({ preview }: { preview: RetentionPreviewReply }) {
   const affected = preview.jobs.filter((job) => job.deleted.length > 0);
