@@ -9,6 +9,29 @@ export interface DialogProps {
   children: ComponentChildren;
 }
 
+/** A dialog form's foot: its error, Cancel, and the submit button (`children` its label). */
+export function DialogActions(props: {
+  error: string | null;
+  busy: boolean;
+  onCancel: () => void;
+  danger?: boolean;
+  children: ComponentChildren;
+}) {
+  return (
+    <>
+      <ErrorText error={props.error} />
+      <div class="actions">
+        <button type="button" onClick={props.onCancel}>
+          Cancel
+        </button>
+        <button type="submit" class={props.danger ? 'danger' : 'primary'} disabled={props.busy}>
+          {props.children}
+        </button>
+      </div>
+    </>
+  );
+}
+
 /** A modal dialog (native `<dialog>`: focus trap, Escape closes). Refreshes pause while open. */
 export function Dialog({ title, onClose, children }: DialogProps) {
   const ref = useRef<HTMLDialogElement>(null);
@@ -77,15 +100,9 @@ export function ConfirmDialog({
         }}
       >
         <div class="dialog-body">{children}</div>
-        <ErrorText error={error} />
-        <div class="actions">
-          <button type="button" onClick={onClose}>
-            Cancel
-          </button>
-          <button type="submit" class={danger ? 'danger' : 'primary'} disabled={busy}>
-            {busy ? 'Working…' : confirmLabel}
-          </button>
-        </div>
+        <DialogActions error={error} busy={busy} onCancel={onClose} danger={danger}>
+          {busy ? 'Working…' : confirmLabel}
+        </DialogActions>
       </form>
     </Dialog>
   );

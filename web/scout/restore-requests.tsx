@@ -3,7 +3,7 @@ import { scoutPaths } from '../../src/shared/protocol/api-paths.ts';
 import type { RestoreRequestView } from '../../src/shared/protocol/recovery.ts';
 import type { RestoreDecided, RestoreDecisionBody } from '../../src/shared/protocol/restore-requests.ts';
 import { api, errorText } from '../common/api.ts';
-import { Dialog } from '../common/dialog.tsx';
+import { Dialog, DialogActions } from '../common/dialog.tsx';
 import { formatBytes } from '../common/format.ts';
 import { usePoll } from '../common/poll.ts';
 import { useSession } from '../common/session.tsx';
@@ -97,15 +97,9 @@ function AcceptDialog({
             }
           />
         </div>
-        <ErrorText error={error} />
-        <div class="actions">
-          <button type="button" onClick={onClose}>
-            Cancel
-          </button>
-          <button type="submit" class="primary" disabled={busy}>
-            {busy ? 'Restoring…' : 'Accept and restore'}
-          </button>
-        </div>
+        <DialogActions error={error} busy={busy} onCancel={onClose}>
+          {busy ? 'Restoring…' : 'Accept and restore'}
+        </DialogActions>
       </form>
     </Dialog>
   );

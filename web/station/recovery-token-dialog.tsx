@@ -7,8 +7,8 @@ import { useState } from 'preact/hooks';
 import { stationPaths } from '../../src/shared/protocol/api-paths.ts';
 import type { MintedRecoveryToken } from '../../src/shared/protocol/station-tokens.ts';
 import { api } from '../common/api.ts';
-import { Dialog } from '../common/dialog.tsx';
-import { Checkbox, CopyButton, ErrorText, Field, Notice, SecretOnce, useAction } from '../common/ui.tsx';
+import { Dialog, DialogActions } from '../common/dialog.tsx';
+import { Checkbox, CopyButton, Field, Notice, SecretOnce, useAction } from '../common/ui.tsx';
 import type { InstanceJobs } from './instance-delete.tsx';
 
 /** The command a rebuilt host runs to restore one job of the instance with the token. */
@@ -81,15 +81,9 @@ export function RecoveryTokenDialog({
               tokens.
             </p>
           </div>
-          <ErrorText error={action.error} />
-          <div class="actions">
-            <button type="button" onClick={onClose}>
-              Cancel
-            </button>
-            <button type="submit" class="primary" disabled={action.busy}>
-              {action.busy ? 'Minting…' : 'Mint recovery token'}
-            </button>
-          </div>
+          <DialogActions error={action.error} busy={action.busy} onCancel={onClose}>
+            {action.busy ? 'Minting…' : 'Mint recovery token'}
+          </DialogActions>
         </form>
       )}
     </Dialog>

@@ -6,9 +6,9 @@ import type { InstanceList } from '../../src/shared/protocol/jobs.ts';
 import type { RestoreRequestCreated } from '../../src/shared/protocol/restore-requests.ts';
 import type { RestoreTargetBody } from '../../src/shared/protocol/snapshots.ts';
 import { api } from '../common/api.ts';
-import { Dialog } from '../common/dialog.tsx';
+import { Dialog, DialogActions } from '../common/dialog.tsx';
 import { linkClick } from '../common/router.ts';
-import { ErrorText, Notice, useAction } from '../common/ui.tsx';
+import { Notice, useAction } from '../common/ui.tsx';
 
 export interface InstanceRef {
   scoutId: string;
@@ -119,15 +119,9 @@ export function RestoreDialog({
             </small>
           </div>
         </div>
-        <ErrorText error={action.error} />
-        <div class="actions">
-          <button type="button" onClick={onClose}>
-            Cancel
-          </button>
-          <button type="submit" class="primary" disabled={action.busy}>
-            {action.busy ? 'Sending…' : 'Send request'}
-          </button>
-        </div>
+        <DialogActions error={action.error} busy={action.busy} onCancel={onClose}>
+          {action.busy ? 'Sending…' : 'Send request'}
+        </DialogActions>
       </form>
     </Dialog>
   );

@@ -7,7 +7,7 @@ import type {
 } from '../../../src/shared/protocol/accounts.ts';
 import { accountPaths } from '../../../src/shared/protocol/api-paths.ts';
 import { api } from '../api.ts';
-import { ConfirmDialog, Dialog } from '../dialog.tsx';
+import { ConfirmDialog, Dialog, DialogActions } from '../dialog.tsx';
 import { usePoll } from '../poll.ts';
 import { linkClick } from '../router.ts';
 import { type User, useSession } from '../session.tsx';
@@ -277,15 +277,9 @@ function EditAccount({
             onChange={setIsAdmin}
           />
         ) : null}
-        <ErrorText error={action.error} />
-        <div class="actions">
-          <button type="button" onClick={onClose}>
-            Cancel
-          </button>
-          <button type="submit" class="primary" disabled={action.busy}>
-            Save changes
-          </button>
-        </div>
+        <DialogActions error={action.error} busy={action.busy} onCancel={onClose}>
+          Save changes
+        </DialogActions>
       </form>
     </Dialog>
   );
