@@ -4,69 +4,14 @@
 // each test has its own client addresses. The server clock only moves forward.
 
 import assert from 'node:assert/strict';
-import { request } from 'node:http';
 import { after, before, describe, test } from 'node:test';
+import { type LoginReply, loginFrom } from '../helpers/login-from.ts';
 import type { TestServer } from '../helpers/server.ts';
 
 const MINUTE_MS = 60 * 1000;
 const PASSWORD = 'admin';
 
 export type StartServer = (opts?: { dataDir?: string; env?: Record<string, string> }) => Promise<TestServer>;
-
-interface LoginReply {
-  status: number;
-  detail: string;
-  retryAfter: string | undefined;
-}
-
-/** POST /api/session/login from the given local (source) address, on a connection of its own. */
-function loginFrom(
-  server: TestServer,
-  from: string,
-  username: string,
-  password: string,
-  headers: Record<string, string> = {},
-): Promise<LoginReply> {
-  const body = JSON.stringify({ username, password });
-  return new Promise((resolve, reject) => {
-    const req = request(
-      `${server.url}/api/session/login`,
-      {
-        method: 'POST',
-        localAddress: from,
-        agent: false,
-        headers: {
-          'content-type': 'application/json',
-          'content-length': Buffer.byteLength(body),
-          ...headers,
-        },
-      },
-      (res) => {
-        let text = '';
-        res.setEncoding('utf8');
-        res.on('data', (d: string) => {
-          text += d;
-        });
-        res.on('end', () => {
-          let detail = '';
-          try {
-            detail = String(JSON.parse(text).detail ?? '');
-          } catch {
-            detail = text;
-          }
-          const retry = res.headers['retry-after'];
-          resolve({
-            status: res.statusCode ?? 0,
-            detail,
-            retryAfter: Array.isArray(retry) ? retry[0] : retry,
-          });
-        });
-      },
-    );
-    req.on('error', reject);
-    req.end(body);
-  });
-}
 
 function tally(replies: LoginReply[]): Record<number, number> {
   const counts: Record<number, number> = {};

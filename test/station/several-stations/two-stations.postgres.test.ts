@@ -9,11 +9,11 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { request } from 'node:http';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import postgres from 'postgres';
 import { adminClient, type Client } from '../../helpers/http.ts';
+import { loginFrom } from '../../helpers/login-from.ts';
 import { createDatabase, type PostgresServer, startPostgres } from '../../helpers/postgres.ts';
 import { postgresSkip } from '../../helpers/postgres-runner.ts';
 import { mintStationToken } from '../../helpers/scout.ts';
@@ -22,27 +22,9 @@ import { archiveMeta, initiate, upload } from '../../helpers/uploads.ts';
 
 const LABEL = 'two Stations on one PostgreSQL';
 
-/** POST /api/session/login from a local address of its own (each test uses its own). */
-function loginFrom(server: TestServer, from: string, password: string): Promise<number> {
-  const body = JSON.stringify({ username: 'admin', password });
-  return new Promise((resolve, reject) => {
-    const req = request(
-      `${server.url}/api/session/login`,
-      {
-        method: 'POST',
-        localAddress: from,
-        agent: false,
-        headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
-      },
-      (res) => {
-        res.resume();
-        res.on('end', () => resolve(res.statusCode ?? 0));
-      },
-    );
-    req.on('error', reject);
-    req.end(body);
-  });
-}
+/** A sign-in as admin from a local address of its own (each test uses its own): the status. */
+const loginStatus = async (server: TestServer, from: string, password: string) =>
+  (await loginFrom(server, from, 'admin', password)).status;
 
 describe(LABEL, { skip: postgresSkip(LABEL) }, () => {
   let pg: PostgresServer;
@@ -82,13 +64,13 @@ describe(LABEL, { skip: postgresSkip(LABEL) }, () => {
 
   test('failed sign-ins from one address are counted across both Stations', async () => {
     const from = '127.0.0.31';
-    for (let i = 0; i < 5; i += 1) assert.equal(await loginFrom(a, from, `wrong-a-${i}`), 401);
-    for (let i = 0; i < 5; i += 1) assert.equal(await loginFrom(b, from, `wrong-b-${i}`), 401);
+    for (let i = 0; i < 5; i += 1) assert.equal(await loginStatus(a, from, `wrong-a-${i}`), 401);
+    for (let i = 0; i < 5; i += 1) assert.equal(await loginStatus(b, from, `wrong-b-${i}`), 401);
     // Ten failures in all: the eleventh attempt is refused on either, even with the password.
-    assert.equal(await loginFrom(a, from, 'wrong-again'), 429);
-    assert.equal(await loginFrom(b, from, 'correct horse battery'), 429);
+    assert.equal(await loginStatus(a, from, 'wrong-again'), 429);
+    assert.equal(await loginStatus(b, from, 'correct horse battery'), 429);
     // Another address is not affected.
-    assert.equal(await loginFrom(b, '127.0.0.32', 'correct horse battery'), 200);
+    assert.equal(await loginStatus(b, '127.0.0.32', 'correct horse battery'), 200);
   });
 
   test('a verification lease held by one Station is not taken by the other', async () => {
