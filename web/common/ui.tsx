@@ -59,7 +59,8 @@ export function FieldFrame({
   );
 }
 
-type InputProps = Omit<JSX.InputHTMLAttributes<HTMLInputElement>, 'label' | 'onInput' | 'value' | 'id'> & {
+/** A labelled text control's props: its element's attributes, with the text as value and onInput. */
+export type TextControlProps<Attributes> = Omit<Attributes, 'label' | 'onInput' | 'value' | 'id'> & {
   id?: string;
   label: string;
   value: string;
@@ -67,24 +68,38 @@ type InputProps = Omit<JSX.InputHTMLAttributes<HTMLInputElement>, 'label' | 'onI
   hint?: ComponentChildren;
 };
 
-/** A labelled input; `hint` is tied to it with aria-describedby. */
-export function Field({ label, value, onInput, hint, id, ...rest }: InputProps) {
+/** An input or a textarea in a FieldFrame: Field below, TextArea in pages/fields.tsx. */
+export function TextControl<Attributes>({
+  tag,
+  label,
+  value,
+  onInput,
+  hint,
+  id,
+  ...rest
+}: TextControlProps<Attributes> & { tag: 'input' | 'textarea' }) {
+  const Tag = tag as 'input';
   return (
     <FieldFrame
       label={label}
       hint={hint}
       id={id}
       control={(ids) => (
-        <input
+        <Tag
           id={ids.id}
           value={value}
           onInput={(event) => onInput((event.target as HTMLInputElement).value)}
           aria-describedby={ids.describedBy}
-          {...rest}
+          {...(rest as JSX.InputHTMLAttributes<HTMLInputElement>)}
         />
       )}
     />
   );
+}
+
+/** A labelled input; `hint` is tied to it with aria-describedby. */
+export function Field(props: TextControlProps<JSX.InputHTMLAttributes<HTMLInputElement>>) {
+  return <TextControl tag="input" {...props} />;
 }
 
 export function Checkbox({

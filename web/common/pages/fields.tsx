@@ -1,36 +1,9 @@
 import type { ComponentChildren, JSX } from 'preact';
-import { FieldFrame } from '../ui.tsx';
-
-type TextAreaProps = Omit<
-  JSX.TextareaHTMLAttributes<HTMLTextAreaElement>,
-  'label' | 'onInput' | 'value' | 'id'
-> & {
-  id?: string;
-  label: string;
-  value: string;
-  onInput: (value: string) => void;
-  hint?: ComponentChildren;
-};
+import { FieldFrame, TextControl, type TextControlProps } from '../ui.tsx';
 
 /** A labelled textarea, like ui.tsx's Field. */
-export function TextArea({ label, value, onInput, hint, id, ...rest }: TextAreaProps) {
-  return (
-    <FieldFrame
-      label={label}
-      hint={hint}
-      id={id}
-      control={(ids) => (
-        <textarea
-          id={ids.id}
-          value={value}
-          onInput={(event) => onInput((event.target as HTMLTextAreaElement).value)}
-          aria-describedby={ids.describedBy}
-          spellcheck={false}
-          {...rest}
-        />
-      )}
-    />
-  );
+export function TextArea(props: TextControlProps<JSX.TextareaHTMLAttributes<HTMLTextAreaElement>>) {
+  return <TextControl tag="textarea" spellcheck={false} {...props} />;
 }
 
 /** A labelled file input; calls `onFile` with the chosen file (or null when cleared). */
