@@ -251,7 +251,7 @@ describe('Scout console', { skip }, () => {
       if (sample) samples.push(sample);
       else if (await page.getByText('Nothing is running.').isVisible()) break;
       if (samples.length === 3) await nav('Status').click();
-      if (!shot && sample?.phase === 'uploading' && sample.value > 0) {
+      if (!shot && sample && sample.value > 0) {
         await screenshot(page, 'scout-status');
         shot = true;
       }
@@ -266,8 +266,13 @@ describe('Scout console', { skip }, () => {
         .some((b) => b.phase === a.phase && b.max === a.max && a.max > 0 && b.value > a.value),
     );
     assert.ok(rising, `the bar moved within a phase: ${JSON.stringify(samples)}`);
-    assert.ok(samples.some((s) => s.phase === 'archiving') && samples.some((s) => s.phase === 'uploading'));
-    assert.ok(shot, 'a screenshot while uploading');
+    // The upload streams while the archive is written (docs/protocol.md, streamed upload): what is
+    // left for the phase `uploading` after it may be too short to be seen, so only archiving must be.
+    assert.ok(
+      samples.some((s) => s.phase === 'archiving'),
+      `the archiving phase was shown: ${JSON.stringify(samples)}`,
+    );
+    assert.ok(shot, 'a screenshot while the bar moved');
 
     assert.equal((await jobState(scoutAdmin, 'docs')).last_status, 'uploaded');
     assert.equal((await snapshotsOf(stationAdmin, 'docs', SCOUT_ID)).length, 1);
