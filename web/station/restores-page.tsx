@@ -4,7 +4,7 @@ import type { RestoreRequestRecordList } from '../../src/shared/protocol/restore
 import { api } from '../common/api.ts';
 import { usePoll } from '../common/poll.ts';
 import { linkClick } from '../common/router.ts';
-import { ErrorText, Section, Time } from '../common/ui.tsx';
+import { ErrorText, Section, TableHead, Time } from '../common/ui.tsx';
 import { Filename } from './names.tsx';
 
 const TONES: Record<string, string> = {
@@ -52,15 +52,7 @@ function RequestTable({ listing }: { listing: RestoreRequestRecordList }) {
   return (
     <div class="table-wrap">
       <table class="stack restore-list">
-        <thead>
-          <tr>
-            <th scope="col">Created</th>
-            <th scope="col">Snapshot</th>
-            <th scope="col">From</th>
-            <th scope="col">To</th>
-            <th scope="col">State</th>
-          </tr>
-        </thead>
+        <TableHead columns={['Created', 'Snapshot', 'From', 'To', 'State']} />
         <tbody>
           {listing.requests.map((r) => {
             // The Station reports `expired` itself; the list is re-read every 15 s.

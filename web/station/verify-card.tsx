@@ -4,7 +4,7 @@ import type { VerifyResult } from '../../src/shared/protocol/snapshots.ts';
 import { api } from '../common/api.ts';
 import { formatBytes } from '../common/format.ts';
 import { usePoll } from '../common/poll.ts';
-import { ErrorText, Section, Time, useAction } from '../common/ui.tsx';
+import { ErrorText, Section, TableHead, Time, useAction } from '../common/ui.tsx';
 import { Filename } from './names.tsx';
 
 const PROBLEMS: Record<string, string> = {
@@ -85,13 +85,7 @@ export function VerifyCard() {
             <div class="table-wrap">
               <table>
                 <caption class="visually-hidden">Verification failures</caption>
-                <thead>
-                  <tr>
-                    <th scope="col">Problem</th>
-                    <th scope="col">Snapshot</th>
-                    <th scope="col">Scout / instance / job</th>
-                  </tr>
-                </thead>
+                <TableHead columns={['Problem', 'Snapshot', 'Scout / instance / job']} />
                 <tbody>
                   {result.failures.map((f) => (
                     <tr key={`${f.scout_id}/${f.scout_instance_id}/${f.job_name}/${f.filename}/${f.problem}`}>

@@ -11,7 +11,7 @@ import { ConfirmDialog, Dialog, DialogActions } from '../dialog.tsx';
 import { usePoll } from '../poll.ts';
 import { linkClick } from '../router.ts';
 import { type User, useSession } from '../session.tsx';
-import { Checkbox, ErrorText, Field, Notice, Section, useAction } from '../ui.tsx';
+import { Checkbox, ErrorText, Field, Notice, Section, TableHead, useAction } from '../ui.tsx';
 
 const PASSWORD_HINT = 'At least 8 characters. They choose their own password when they first sign in.';
 
@@ -39,13 +39,7 @@ export function AccountsPage() {
         ) : null}
         <div class="table-wrap">
           <table>
-            <thead>
-              <tr>
-                <th scope="col">Username</th>
-                <th scope="col">Access</th>
-                <th scope="col">Actions</th>
-              </tr>
-            </thead>
+            <TableHead columns={['Username', 'Access', 'Actions']} />
             <tbody>
               {list.map((account) => (
                 <tr key={account.id}>

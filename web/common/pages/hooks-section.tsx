@@ -11,7 +11,7 @@ import { api } from '../api.ts';
 import { ConfirmDialog, Dialog } from '../dialog.tsx';
 import { formatBytes } from '../format.ts';
 import { usePoll } from '../poll.ts';
-import { ErrorText, Notice, Section, Time, useAction } from '../ui.tsx';
+import { ErrorText, Notice, Section, TableHead, Time, useAction } from '../ui.tsx';
 import { AdminOnlyNote, FileField, TextArea } from './fields.tsx';
 import { postFile } from './upload.ts';
 
@@ -137,14 +137,7 @@ function HookFiles({
       ) : (
         <div class="table-wrap">
           <table>
-            <thead>
-              <tr>
-                <th scope="col">File</th>
-                <th scope="col">Size</th>
-                <th scope="col">Changed</th>
-                <th scope="col">Actions</th>
-              </tr>
-            </thead>
+            <TableHead columns={['File', 'Size', 'Changed', 'Actions']} />
             <tbody>
               {files.map((f) => (
                 <tr key={f.filename}>

@@ -9,7 +9,7 @@ import { api } from '../api.ts';
 import { ConfirmDialog } from '../dialog.tsx';
 import { localTime } from '../format.ts';
 import { usePoll } from '../poll.ts';
-import { ErrorText, Field, SecretOnce, Section, Time, useAction } from '../ui.tsx';
+import { ErrorText, Field, SecretOnce, Section, TableHead, Time, useAction } from '../ui.tsx';
 
 const SCOPES = [
   { name: 'read', text: 'status, overview and verification results; no settings or secrets' },
@@ -47,15 +47,7 @@ export function TokensPage({ extraScopes = [] }: { extraScopes?: ExtraScope[] })
         {list.length > 0 ? (
           <div class="table-wrap">
             <table>
-              <thead>
-                <tr>
-                  <th scope="col">Name</th>
-                  <th scope="col">Scopes</th>
-                  <th scope="col">Expires</th>
-                  <th scope="col">Last used</th>
-                  <th scope="col">Actions</th>
-                </tr>
-              </thead>
+              <TableHead columns={['Name', 'Scopes', 'Expires', 'Last used', 'Actions']} />
               <tbody>
                 {list.map((token) => (
                   <tr key={token.id}>
