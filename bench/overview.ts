@@ -7,6 +7,10 @@
  * - the first page of jobs shown, from navigation start (target < 1 s);
  * - the Station's peak RSS from its start through the page (target < 300 MiB);
  * with GET /api/jobs's own time and size for the first page beside them.
+ * The database is the embedded default (PGlite, inside the Station's process, so its memory
+ * counts in the Station's RSS) and then a PostgreSQL server (DATABASE_URL, as the README advises
+ * for a larger installation), each filled the same way. BENCH_DATABASES=pglite or =postgres
+ * runs one of them.
  * Run with `npm run bench` (it builds dist/ first), or alone: `node bench/overview.ts`.
  */
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -22,6 +26,7 @@ import { drills, instances, snapshots } from '../src/station/db/station-tables.t
 import { firstSignIn, launchBrowser, newPage } from '../test/helpers/browser.ts';
 import { adminClient } from '../test/helpers/http.ts';
 import { seedPgliteCluster } from '../test/helpers/pglite-template.ts';
+import { createDatabase, type PostgresServer, startPostgres } from '../test/helpers/postgres.ts';
 import { ROOT, startServer } from '../test/helpers/server.ts';
 import { cpuSeconds, peakRssMib, sampleRss } from './proc-stats.ts';
 
@@ -37,10 +42,14 @@ const stamp = (ms: number) => utcSecond(ms).replaceAll(':', '-');
 type SnapshotInsert = typeof snapshots.$inferInsert;
 
 /** Fills the database and the disk store: one row and one empty file per snapshot. */
-async function seed(dataDir: string): Promise<{ rows: number; seconds: number }> {
+async function seed(
+  dataDir: string,
+  databaseUrl: string | undefined,
+): Promise<{ rows: number; seconds: number }> {
   const started = performance.now();
-  seedPgliteCluster(ROOT, dataDir);
-  const database = await openStationDatabase({ dataDir, databaseUrl: undefined });
+  if (databaseUrl === undefined) seedPgliteCluster(ROOT, dataDir);
+  else mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+  const database = await openStationDatabase({ dataDir, databaseUrl });
   const now = Date.now();
   let batch: SnapshotInsert[] = [];
   let rows = 0;
@@ -131,64 +140,92 @@ async function waitForJobs(page: Page, jobs: number): Promise<number> {
   }
 }
 
-const work = mkdtempSync(join(tmpdir(), 'backupd-bench-overview-'));
-const dataDir = join(work, 'station');
-try {
-  const seeded = await seed(dataDir);
-  console.log(`seeded ${seeded.rows} snapshots of ${HOSTS * JOBS} jobs in ${seeded.seconds.toFixed(1)} s`);
-  const [station, browser] = await Promise.all([
-    startServer('station', { entry: 'dist', dataDir, readyTimeoutMs: 300_000 }),
-    launchBrowser(),
-  ]);
+/** One database kind: seed it, start the Station on it, open the dashboard; true if both targets held. */
+async function benchOn(kind: 'pglite' | 'postgres'): Promise<boolean> {
+  const work = mkdtempSync(join(tmpdir(), 'backupd-bench-overview-'));
+  const dataDir = join(work, 'station');
+  let server: PostgresServer | null = null;
   try {
-    const startCpu = cpuSeconds(station.pid);
-    const readyPeak = peakRssMib(station.pid);
-    const { context, page } = await newPage(browser);
-    await firstSignIn(page, station.url);
-    const admin = await adminClient(station.url);
-    const apiStarted = performance.now();
-    const first = await admin.get(`${stationPaths.jobs()}?limit=${JOBS_PAGE_DEFAULT}`);
-    const apiMs = performance.now() - apiStarted;
-    if (first.status !== 200) throw new Error(`GET /api/jobs: ${first.status} ${first.text}`);
-    const times: number[] = [];
-    const { maxMib: servingMib } = await sampleRss(station.pid, async () => {
-      for (let i = 0; i < 3; i++) {
-        await page.goto(station.url);
-        times.push(await waitForJobs(page, Math.min(JOBS_PAGE_DEFAULT, HOSTS * JOBS)));
-      }
-    });
-    await context.close();
-    const firstPageMs = Math.min(...times);
-    const peak = peakRssMib(station.pid);
-    const rows: [string, string, string][] = [
-      ['seeded', `${HOSTS} hosts × ${JOBS} jobs × ${SNAPSHOTS} snapshots`, `${seeded.rows} rows`],
-      [
-        'dashboard first page (Chromium)',
-        `${firstPageMs.toFixed(0)} ms`,
-        `target < ${FIRST_PAGE_TARGET_MS} ms; runs ${times.map((t) => t.toFixed(0)).join(', ')} ms`,
-      ],
-      [
-        'GET /api/jobs first page',
-        `${apiMs.toFixed(0)} ms`,
-        `${JOBS_PAGE_DEFAULT} jobs, ${(first.text.length / 1024).toFixed(0)} KiB`,
-      ],
-      ['Station peak RSS', `${peak.toFixed(0)} MiB`, `target < ${RSS_TARGET_MIB} MiB (start-up included)`],
-      ['  of which by ready', `${readyPeak.toFixed(0)} MiB`, 'start-up: migrations, reconcile of the index'],
-      ['  RSS while serving the pages', `${servingMib.toFixed(0)} MiB`, 'highest sample, every 100 ms'],
-      [
-        'Station CPU after start',
-        `${(cpuSeconds(station.pid) - startCpu).toFixed(2)} s`,
-        'sign-in and 4 pages',
-      ],
-    ];
-    console.log('\n| overview at scale | value | note |\n| --- | --- | --- |');
-    for (const [what, value, note] of rows) console.log(`| ${what} | ${value} | ${note} |`);
-    const ok = firstPageMs < FIRST_PAGE_TARGET_MS && peak < RSS_TARGET_MIB;
-    console.log(ok ? '\noverview bench: both targets met' : '\noverview bench: a target was missed');
+    server = kind === 'postgres' ? await startPostgres() : null;
+    const databaseUrl = server ? await createDatabase(server.url, 'overview') : undefined;
+    const seeded = await seed(dataDir, databaseUrl);
+    console.log(
+      `${kind}: seeded ${seeded.rows} snapshots of ${HOSTS * JOBS} jobs in ${seeded.seconds.toFixed(1)} s`,
+    );
+    const [station, browser] = await Promise.all([
+      startServer('station', {
+        entry: 'dist',
+        dataDir,
+        readyTimeoutMs: 300_000,
+        ...(databaseUrl ? { env: { DATABASE_URL: databaseUrl } } : {}),
+      }),
+      launchBrowser(),
+    ]);
+    try {
+      const startCpu = cpuSeconds(station.pid);
+      const readyPeak = peakRssMib(station.pid);
+      const { context, page } = await newPage(browser);
+      await firstSignIn(page, station.url);
+      const admin = await adminClient(station.url);
+      const apiStarted = performance.now();
+      const first = await admin.get(`${stationPaths.jobs()}?limit=${JOBS_PAGE_DEFAULT}`);
+      const apiMs = performance.now() - apiStarted;
+      if (first.status !== 200) throw new Error(`GET /api/jobs: ${first.status} ${first.text}`);
+      const times: number[] = [];
+      const { maxMib: servingMib } = await sampleRss(station.pid, async () => {
+        for (let i = 0; i < 3; i++) {
+          await page.goto(station.url);
+          times.push(await waitForJobs(page, Math.min(JOBS_PAGE_DEFAULT, HOSTS * JOBS)));
+        }
+      });
+      await context.close();
+      const firstPageMs = Math.min(...times);
+      const peak = peakRssMib(station.pid);
+      const rows: [string, string, string][] = [
+        ['seeded', `${HOSTS} hosts × ${JOBS} jobs × ${SNAPSHOTS} snapshots`, `${seeded.rows} rows`],
+        [
+          'dashboard first page (Chromium)',
+          `${firstPageMs.toFixed(0)} ms`,
+          `target < ${FIRST_PAGE_TARGET_MS} ms; runs ${times.map((t) => t.toFixed(0)).join(', ')} ms`,
+        ],
+        [
+          'GET /api/jobs first page',
+          `${apiMs.toFixed(0)} ms`,
+          `${JOBS_PAGE_DEFAULT} jobs, ${(first.text.length / 1024).toFixed(0)} KiB`,
+        ],
+        ['Station peak RSS', `${peak.toFixed(0)} MiB`, `target < ${RSS_TARGET_MIB} MiB (start-up included)`],
+        [
+          '  of which by ready',
+          `${readyPeak.toFixed(0)} MiB`,
+          'start-up: migrations, reconcile of the index',
+        ],
+        ['  RSS while serving the pages', `${servingMib.toFixed(0)} MiB`, 'highest sample, every 100 ms'],
+        [
+          'Station CPU after start',
+          `${(cpuSeconds(station.pid) - startCpu).toFixed(2)} s`,
+          'sign-in and 4 pages',
+        ],
+      ];
+      console.log(
+        `\n| overview at scale, ${kind === 'pglite' ? 'PGlite (embedded default)' : 'PostgreSQL (DATABASE_URL)'} | value | note |\n| --- | --- | --- |`,
+      );
+      for (const [what, value, note] of rows) console.log(`| ${what} | ${value} | ${note} |`);
+      const ok = firstPageMs < FIRST_PAGE_TARGET_MS && peak < RSS_TARGET_MIB;
+      console.log(`\noverview bench on ${kind}: ${ok ? 'both targets met' : 'a target was missed'}`);
+      return ok;
+    } finally {
+      await browser.close();
+      await station.dispose();
+    }
   } finally {
-    await browser.close();
-    await station.dispose();
+    await server?.stop();
+    rmSync(work, { recursive: true, force: true });
   }
-} finally {
-  rmSync(work, { recursive: true, force: true });
+}
+
+const kinds = (process.env.BENCH_DATABASES ?? 'pglite,postgres').split(',').map((k) => k.trim());
+for (const kind of kinds) {
+  if (kind !== 'pglite' && kind !== 'postgres')
+    throw new Error(`BENCH_DATABASES: "${kind}" is neither pglite nor postgres`);
+  await benchOn(kind);
 }
