@@ -23,7 +23,6 @@ import { StorageCard } from './storage-card.tsx';
 
 export const REFRESH_MS = 15_000;
 /** Until the first answer says otherwise. */
-const DEFAULT_RULES: JobHealthRules = { stale_after_days: 2, proven_within_days: 14 };
 const HEALTH_NAMES: Record<JobHealth, string> = {
   failing: 'Failing',
   stale: 'Stale',
@@ -91,7 +90,8 @@ export function OverviewPage() {
   }, [text]);
   const filters: JobFilters = useMemo(() => ({ q, health }), [q, health]);
   const pages = useJobPages(filters, REFRESH_MS);
-  const rules = pages.last?.rules ?? DEFAULT_RULES;
+  // The health rules come with every page (decided on the Station, src/station/services/job-health.ts).
+  const rules = pages.last?.rules;
   const scouts = useMemo(() => group(pages.jobs), [pages.jobs]);
   const filtered = (pages.loadedFor?.q ?? '').trim() !== '' || Boolean(pages.loadedFor?.health);
   const nothingStored = pages.last !== null && pages.last.total === 0 && !filtered;
@@ -175,7 +175,7 @@ export function OverviewPage() {
               ))}
             </select>
           </div>
-          <Legend rules={rules} />
+          <Legend rules={pages.last.rules} />
         </div>
       ) : null}
       {filtered && pages.last?.total === 0 ? (
@@ -184,17 +184,18 @@ export function OverviewPage() {
           {pages.loadedFor?.health ? ` (${HEALTH_NAMES[pages.loadedFor.health].toLowerCase()} jobs)` : null}.
         </p>
       ) : null}
-      {scouts.map((scout, i) => (
-        <ScoutCard
-          // A Scout split across a page boundary is one group: its key is its first job's place.
-          key={`${scout.scoutId}-${i}`}
-          scout={scout}
-          rules={rules}
-          loadedAt={pages.loadedAt}
-          isAdmin={user.is_admin}
-          onChanged={reloadAll}
-        />
-      ))}
+      {rules &&
+        scouts.map((scout, i) => (
+          <ScoutCard
+            // A Scout split across a page boundary is one group: its key is its first job's place.
+            key={`${scout.scoutId}-${i}`}
+            scout={scout}
+            rules={rules}
+            loadedAt={pages.loadedAt}
+            isAdmin={user.is_admin}
+            onChanged={reloadAll}
+          />
+        ))}
       {hasMore ? (
         <div class="more-jobs" ref={sentinel}>
           <button type="button" onClick={() => void pages.more()} disabled={pages.loading}>
