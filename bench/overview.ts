@@ -35,6 +35,7 @@ const JOBS = 10;
 const SNAPSHOTS = 30;
 const FIRST_PAGE_TARGET_MS = 1000;
 const RSS_TARGET_MIB = 300;
+const HOSTS_PER_COMMIT = 100;
 
 const pad = (n: number, width: number) => String(n).padStart(width, '0');
 const stamp = (ms: number) => utcSecond(ms).replaceAll(':', '-');
@@ -54,72 +55,76 @@ async function seed(
   let batch: SnapshotInsert[] = [];
   let rows = 0;
   try {
-    // One transaction: one commit (a commit per batch made seeding I/O-bound: 6.5 min).
-    await database.stationDb.transaction(async (db) => {
-      const flush = async () => {
-        if (batch.length === 0) return;
-        await db.insert(snapshots).values(batch);
-        rows += batch.length;
-        batch = [];
-      };
-      for (let h = 0; h < HOSTS; h++) {
-        const scoutId = `host-${pad(h, 4)}`;
-        const instanceId = `inst${pad(h, 12)}`;
-        await db.insert(instances).values({
-          scoutId,
-          scoutInstanceId: instanceId,
-          keyFingerprint: 'ab'.repeat(32),
-          advertisedUrl: null,
-          firstSeenAt: now - 40 * DAY_MS,
-          lastSeenAt: now - 60_000,
-        });
-        const drillRows: (typeof drills.$inferInsert)[] = [];
-        for (let j = 0; j < JOBS; j++) {
-          const jobName = `job-${pad(j, 2)}`;
-          const dir = join(dataDir, 'snapshots', scoutId, instanceId, jobName);
-          mkdirSync(dir, { recursive: true });
-          // Every 97th job stopped a week ago (stale), every 211th has a failed drill.
-          const newest = (h * JOBS + j) % 97 === 0 ? now - 7 * DAY_MS : now - 3_600_000;
-          let last = '';
-          for (let s = 0; s < SNAPSHOTS; s++) {
-            const taken = newest - (SNAPSHOTS - 1 - s) * DAY_MS;
-            const filename = `${jobName}__${stamp(taken)}__${pad(h * JOBS + j, 8)}.tar.zst`;
-            writeFileSync(join(dir, filename), '');
-            batch.push({
+    // A transaction per HOSTS_PER_COMMIT hosts: few commits (a commit per batch made seeding
+    // I/O-bound: 6.5 min), and few enough jobs per transaction for PostgreSQL's lock table (the
+    // job_summaries trigger takes one advisory lock per job; 10,000 in one transaction overflow
+    // max_locks_per_transaction's default).
+    for (let from = 0; from < HOSTS; from += HOSTS_PER_COMMIT)
+      await database.stationDb.transaction(async (db) => {
+        const flush = async () => {
+          if (batch.length === 0) return;
+          await db.insert(snapshots).values(batch);
+          rows += batch.length;
+          batch = [];
+        };
+        for (let h = from; h < Math.min(HOSTS, from + HOSTS_PER_COMMIT); h++) {
+          const scoutId = `host-${pad(h, 4)}`;
+          const instanceId = `inst${pad(h, 12)}`;
+          await db.insert(instances).values({
+            scoutId,
+            scoutInstanceId: instanceId,
+            keyFingerprint: 'ab'.repeat(32),
+            advertisedUrl: null,
+            firstSeenAt: now - 40 * DAY_MS,
+            lastSeenAt: now - 60_000,
+          });
+          const drillRows: (typeof drills.$inferInsert)[] = [];
+          for (let j = 0; j < JOBS; j++) {
+            const jobName = `job-${pad(j, 2)}`;
+            const dir = join(dataDir, 'snapshots', scoutId, instanceId, jobName);
+            mkdirSync(dir, { recursive: true });
+            // Every 97th job stopped a week ago (stale), every 211th has a failed drill.
+            const newest = (h * JOBS + j) % 97 === 0 ? now - 7 * DAY_MS : now - 3_600_000;
+            let last = '';
+            for (let s = 0; s < SNAPSHOTS; s++) {
+              const taken = newest - (SNAPSHOTS - 1 - s) * DAY_MS;
+              const filename = `${jobName}__${stamp(taken)}__${pad(h * JOBS + j, 8)}.tar.zst`;
+              writeFileSync(join(dir, filename), '');
+              batch.push({
+                scoutId,
+                scoutInstanceId: instanceId,
+                jobName,
+                filename,
+                sizeBytes: 50_000_000 + ((s * 7919 + j * 104_729) % 5_000_000),
+                sha256: pad(s, 64),
+                fingerprint: pad(h * JOBS + j, 64),
+                keyFingerprint: 'ab'.repeat(32),
+                mtime: taken,
+                storedAt: taken,
+                takenAt: taken,
+                unusual: null,
+                missing: false,
+              });
+              last = filename;
+            }
+            drillRows.push({
               scoutId,
               scoutInstanceId: instanceId,
               jobName,
-              filename,
-              sizeBytes: 50_000_000 + ((s * 7919 + j * 104_729) % 5_000_000),
-              sha256: pad(s, 64),
-              fingerprint: pad(h * JOBS + j, 64),
-              keyFingerprint: 'ab'.repeat(32),
-              mtime: taken,
-              storedAt: taken,
-              takenAt: taken,
-              unusual: null,
-              missing: false,
+              filename: last,
+              status: (h * JOBS + j) % 211 === 0 ? 'failed' : 'ok',
+              files: 1000,
+              bytes: 50_000_000,
+              error: (h * JOBS + j) % 211 === 0 ? 'cannot decrypt the snapshot' : null,
+              finishedAt: newest + 60_000,
+              recordedAt: newest + 60_000,
             });
-            last = filename;
+            if (batch.length >= 2000) await flush();
           }
-          drillRows.push({
-            scoutId,
-            scoutInstanceId: instanceId,
-            jobName,
-            filename: last,
-            status: (h * JOBS + j) % 211 === 0 ? 'failed' : 'ok',
-            files: 1000,
-            bytes: 50_000_000,
-            error: (h * JOBS + j) % 211 === 0 ? 'cannot decrypt the snapshot' : null,
-            finishedAt: newest + 60_000,
-            recordedAt: newest + 60_000,
-          });
-          if (batch.length >= 2000) await flush();
+          await db.insert(drills).values(drillRows);
         }
-        await db.insert(drills).values(drillRows);
-      }
-      await flush();
-    });
+        await flush();
+      });
   } finally {
     await database.close();
   }
