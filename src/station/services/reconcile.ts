@@ -33,13 +33,13 @@ export async function reconcile(deps: {
   const rows = new Map<string, SnapshotState>();
   for await (const page of index.states())
     for (const r of page) rows.set(snapshotPath({ ...r, instanceId: r.scoutInstanceId }), r);
-  const seen = new Set<string>();
   const found: NewSnapshotRow[] = [];
   let restored = 0;
   for await (const file of store.list()) {
     const key = snapshotPath(file);
-    seen.add(key);
     const row = rows.get(key);
+    // What stays in `rows` after the listing is what the store lacks (no second set of 300,000 keys).
+    rows.delete(key);
     const ref = { scoutId: file.scoutId, instanceId: file.instanceId ?? '', jobName: file.jobName };
     if (!row) {
       found.push({
@@ -69,8 +69,8 @@ export async function reconcile(deps: {
   await index.insertMany(found);
   const indexed = found.length;
   let missing = 0;
-  for (const [key, row] of rows) {
-    if (seen.has(key) || row.missing) continue;
+  for (const row of rows.values()) {
+    if (row.missing) continue;
     await index.setMissing(
       { scoutId: row.scoutId, instanceId: row.scoutInstanceId, jobName: row.jobName },
       row.filename,
