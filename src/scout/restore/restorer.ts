@@ -1,34 +1,28 @@
-import {
-  closeSync,
-  constants,
-  fstatSync,
-  linkSync,
-  lstatSync,
-  mkdirSync,
-  openSync,
-  renameSync,
-  rmSync,
-  type Stats,
-  symlinkSync,
-} from 'node:fs';
+import { closeSync, constants, linkSync, lstatSync, mkdirSync, openSync, renameSync } from 'node:fs';
 import type { Readable } from 'node:stream';
-import { logger } from '../../core/log.ts';
 import { byteString, fsPath, shown } from './byte-paths.ts';
-import { setLinkMetadata, setMetadata } from './entry-metadata.ts';
+import { setMetadata } from './entry-metadata.ts';
 import {
   checkParents,
   FOLDER,
   firstMissing,
   kindOf,
-  NEW_FILE,
   removeEmpty,
   safeRelative,
   split,
   tempNames,
 } from './entry-paths.ts';
-import { isEntryProblem, LISTED_PROBLEMS, reasonOf } from './entry-problems.ts';
-import { OwnFiles } from './own-files.ts';
+import { isEntryProblem, reasonOf } from './entry-problems.ts';
+import {
+  createNew,
+  type EntryData,
+  type Place,
+  removeQuietly,
+  writeFile,
+  writeSymlink,
+} from './new-files.ts';
 import type { RestoreOptions, RestorePlan } from './restore-plan.ts';
+import { type RestoredFolder, RestoreRun } from './restore-run.ts';
 import {
   assertDestination,
   type OpenFolder,
@@ -36,21 +30,15 @@ import {
   SafeTree,
   UnsafeEntryError,
 } from './safe-tree.ts';
-import { sameData } from './same-data.ts';
+import { sameData, sameWhole } from './same-data.ts';
 import { readSnapshotTar } from './snapshot-stream.ts';
-import { SparseWriter } from './sparse-writer.ts';
 import { readTar, type TarEntry } from './tar-reader.ts';
-import { createXattrApplier, restorableXattrs } from './xattr-applier.ts';
+import { restorableXattrs } from './xattr-applier.ts';
 
 export { safeRelative } from './entry-paths.ts';
 export type { RestoreProblem } from './entry-problems.ts';
 export type { RestoreOptions, RestorePlan } from './restore-plan.ts';
 export { RefusedEntryError, UnsafeEntryError } from './safe-tree.ts';
-
-const log = logger.child({ mod: 'scout/restore' });
-
-/** Files over this size took a while: their folder is checked again before the rename. */
-const SMALL_FILE = 1024 * 1024;
 
 /**
  * Restores a snapshot into `dest`: files with matching paths are replaced, files absent from
@@ -70,39 +58,14 @@ const SMALL_FILE = 1024 * 1024;
  */
 export async function restoreArchive(options: RestoreOptions): Promise<RestorePlan> {
   const { dest } = options;
-  const asRoot = options.asRoot ?? process.getuid?.() === 0;
-  const plan: RestorePlan = {
-    add: [],
-    replace: [],
-    unchanged: [],
-    counts: { add: 0, replace: 0, unchanged: 0 },
-    bytes: 0,
-    problems: [],
-    problemCount: 0,
-  };
-  const listFiles = options.listFiles ?? true;
-  /** Counts a file in the plan (and names it there when listing). */
-  const note = (kind: 'add' | 'replace' | 'unchanged', rel: string) => {
-    plan.counts[kind] += 1;
-    if (listFiles) plan[kind].push(shown(rel));
-  };
+  const run = new RestoreRun(options);
+  const { plan, asRoot, ownFiles, folders, xattrs } = run;
+  const problem = (rel: string, message: string) => run.problem(rel, message);
   const chosen = options.paths ? new Set(options.paths) : null;
   const matched = new Set<string>();
-  const folders: { rel: string; entry: TarEntry; dev: number; ino: number }[] = [];
-  /** Files a dry run would write / a restore wrote: the only targets a hard link may have. */
-  const ownFiles = new OwnFiles();
   const knownFolders = new Set<string>();
   const plannedLinks = new Set<string>();
   const tempName = tempNames();
-  const problemShown = (path: string, message: string) => {
-    log.warn({ path }, message);
-    plan.problemCount += 1;
-    const problem = { path, message };
-    if (plan.problems.length < LISTED_PROBLEMS) plan.problems.push(problem);
-    options.onProblem?.(problem);
-  };
-  const problem = (rel: string, message: string) => problemShown(shown(rel), message);
-  const xattrs = createXattrApplier(problemShown);
   assertDestination(dest, options.within);
   const madeFrom = options.dryRun ? null : firstMissing(dest);
   let tree: SafeTree | null = null;
@@ -143,20 +106,7 @@ export async function restoreArchive(options: RestoreOptions): Promise<RestorePl
     }
   }
 
-  /** Whether an existing file's size, mode, time (and owner, as root) are the entry's, with no xattrs to restore. */
-  function sameMetadata(s: Stats, entry: TarEntry): boolean {
-    if (restorableXattrs(entry.xattrs, asRoot).length > 0) return false;
-    let mode = entry.mode & 0o7777;
-    if (!asRoot) mode &= ~0o6000;
-    return (
-      s.size === entry.size &&
-      (s.mode & 0o7777) === mode &&
-      Math.floor(s.mtimeMs / 1000) === Math.floor(entry.mtimeMs / 1000) &&
-      (!asRoot || (s.uid === entry.uid && s.gid === entry.gid))
-    );
-  }
-
-  function finishFolder(safe: SafeTree, folder: (typeof folders)[number]): void {
+  function finishFolder(safe: SafeTree, folder: RestoredFolder): void {
     try {
       const open = safe.folder(folder.rel, false, folder.rel);
       if (open.dev !== folder.dev || open.ino !== folder.ino || !safe.inPlace(open)) {
@@ -200,12 +150,12 @@ export async function restoreArchive(options: RestoreOptions): Promise<RestorePl
   }
 
   async function extract(input: Readable): Promise<void> {
-    await readTar(input, async (entry: TarEntry, data) => {
+    await readTar(input, async (entry: TarEntry, data, whole) => {
       options.signal?.throwIfAborted();
       const rel = safeRelative(byteString(entry.path));
       if (rel === '' || !isChosen(rel)) return;
       try {
-        await restoreEntry(entry, rel, data);
+        await restoreEntry(entry, rel, whole ?? data);
       } catch (error) {
         if (!isEntryProblem(error)) throw error;
         problem(rel, `not restored: ${reasonOf(error)}`);
@@ -213,19 +163,20 @@ export async function restoreArchive(options: RestoreOptions): Promise<RestorePl
     });
   }
 
-  async function restoreEntry(entry: TarEntry, rel: string, data: AsyncGenerator<Buffer>): Promise<void> {
+  async function restoreEntry(entry: TarEntry, rel: string, data: EntryData): Promise<void> {
     if (!['0', '1', '2', '5'].includes(entry.type)) {
       throw new RefusedEntryError(
         `devices, FIFOs and other special files are not restored (tar type ${JSON.stringify(entry.type)})`,
       );
     }
     const [parentRel, name] = split(rel);
-    let parent: OpenFolder | null = null;
+    let at: Place | null = null;
     if (tree) {
-      parent = tree.folder(parentRel, true, rel);
+      const parent = tree.folder(parentRel, true, rel);
       tree.verify(parent);
+      at = { safe: tree, parent, rel, name };
       // In a folder this restore made every name is new: made in place, no lstat, temp or rename.
-      if (tree.isMade(parent.rel) && (await createNew(tree, entry, rel, parent, name, data))) return;
+      if (tree.isMade(parent.rel) && (await createNew(run, at, entry, data))) return;
     } else {
       checkParents(dest, rel, knownFolders);
       // A dry run writes nothing, so it remembers what the restore would create to refuse the same entries.
@@ -235,7 +186,7 @@ export async function restoreArchive(options: RestoreOptions): Promise<RestorePl
           `unsafe entry "${shown(rel)}": passes through the symlink ${shown(parentLink)}`,
         );
     }
-    const targetPath = tree && parent ? tree.at(parent, name) : fsPath(dest, rel);
+    const targetPath = at ? at.safe.at(at.parent, name) : fsPath(dest, rel);
     const existingStats = lstatSync(targetPath, { throwIfNoEntry: false });
     const existing = kindOf(existingStats);
     if (entry.type === '5') {
@@ -254,42 +205,45 @@ export async function restoreArchive(options: RestoreOptions): Promise<RestorePl
       return;
     }
     if (existing === 'dir') throw new RefusedEntryError('a folder is in the way');
-    let toWrite = data;
-    if (entry.type === '0' && existingStats && existing === 'file' && sameMetadata(existingStats, entry)) {
+    if (
+      entry.type === '0' &&
+      existingStats &&
+      existing === 'file' &&
+      run.sameMetadata(existingStats, entry)
+    ) {
       // Same size, mode and time: the content decides, compared as the entry streams. A file
       // with extended attributes to restore is always rewritten (they are not compared).
       const differing = await compareWith(targetPath, data);
       if (differing === null) {
-        note('unchanged', rel);
+        run.note('unchanged', rel);
         if (tree) ownFiles.addInode(existingStats);
         else ownFiles.addPath(rel);
         return;
       }
-      toWrite = differing.data;
       try {
-        await restoreFile(entry, rel, parent, name, toWrite, existing);
+        await restoreFile(entry, rel, at, differing.data, existing);
       } finally {
         if (differing.fd >= 0) closeSync(differing.fd);
       }
       return;
     }
-    await restoreFile(entry, rel, parent, name, toWrite, existing);
+    await restoreFile(entry, rel, at, data, existing);
   }
 
   /** The existing file's data compared with the entry's: null when the same. */
   async function compareWith(
     path: string | Buffer,
-    data: AsyncGenerator<Buffer>,
-  ): Promise<{ fd: number; data: AsyncGenerator<Buffer> } | null> {
+    data: EntryData,
+  ): Promise<{ fd: number; data: EntryData } | null> {
     let fd: number;
     try {
       fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW);
     } catch {
       return { fd: -1, data };
     }
-    let rest: AsyncGenerator<Buffer> | null = null;
+    let rest: EntryData | null = null;
     try {
-      rest = await sameData(fd, data);
+      rest = Buffer.isBuffer(data) ? (sameWhole(fd, data) ? null : data) : await sameData(fd, data);
     } finally {
       if (rest === null) closeSync(fd);
     }
@@ -299,9 +253,8 @@ export async function restoreArchive(options: RestoreOptions): Promise<RestorePl
   async function restoreFile(
     entry: TarEntry,
     rel: string,
-    parent: OpenFolder | null,
-    name: string,
-    data: AsyncGenerator<Buffer>,
+    at: Place | null,
+    data: EntryData,
     existing: ReturnType<typeof kindOf>,
   ): Promise<void> {
     const listed = existing === 'missing' ? 'add' : 'replace';
@@ -312,45 +265,32 @@ export async function restoreArchive(options: RestoreOptions): Promise<RestorePl
       source = linkSource(tree, rel, linked);
     }
     if (entry.type === '2') plannedLinks.add(rel);
-    if (!tree || !parent) {
+    if (!at) {
       if (entry.type === '0' || entry.type === '1') {
-        note(listed, rel);
+        run.note(listed, rel);
         plan.bytes += entry.type === '0' ? entry.size : 0;
         ownFiles.addPath(rel);
       }
       return;
     }
-    const temp = tree.at(parent, tempName());
-    const entryWarn = (message: string) => problem(rel, message);
+    const temp = at.safe.at(at.parent, tempName());
     try {
       if (entry.type === '0') {
-        await writeFile(entry, rel, data, temp, tree, parent, tree.at(parent, name));
+        await writeFile(run, at, entry, data, temp);
       } else if (entry.type === '2') {
-        symlinkSync(entry.linkname, temp);
-        setLinkMetadata(temp, entry, asRoot, entryWarn);
-        renameSync(temp, tree.at(parent, name));
+        writeSymlink(run, at, entry, temp);
       } else if (source) {
-        linkSync(tree.at(source, split(safeRelative(byteString(entry.linkname)))[1]), temp);
-        renameSync(temp, tree.at(parent, name));
+        linkSync(at.safe.at(source, split(safeRelative(byteString(entry.linkname)))[1]), temp);
+        renameSync(temp, at.safe.at(at.parent, at.name));
       }
     } catch (error) {
-      try {
-        rmSync(temp, { force: true });
-      } catch {
-        // The entry's own error says what went wrong.
-      }
+      removeQuietly(temp);
       throw error;
     } finally {
       if (source) closeSync(source.fd);
     }
-    if (entry.type === '0' || entry.type === '1') note(listed, rel);
-    if (entry.type === '0') fileDone(entry);
-  }
-
-  /** A file's bytes counted and reported. */
-  function fileDone(entry: TarEntry): void {
-    plan.bytes += entry.size;
-    options.onProgress?.(plan.bytes);
+    if (entry.type === '0' || entry.type === '1') run.note(listed, rel);
+    if (entry.type === '0') run.fileDone(entry);
   }
 
   /** Which planned symlink (a dry run's) the path `rel` would pass through, if any. */
@@ -359,127 +299,5 @@ export async function restoreArchive(options: RestoreOptions): Promise<RestorePl
       if (plannedLinks.has(rel.slice(0, end))) return rel.slice(0, end);
     }
     return undefined;
-  }
-
-  /**
-   * A folder, file or symlink made at its own name in a folder this restore made (O_EXCL: never
-   * over or through anything). False when the name is taken after all (someone was faster): the
-   * caller then goes the way of an existing folder. A file that fails half-written is removed.
-   */
-  async function createNew(
-    safe: SafeTree,
-    entry: TarEntry,
-    rel: string,
-    parent: OpenFolder,
-    name: string,
-    data: AsyncGenerator<Buffer>,
-  ): Promise<boolean> {
-    const target = safe.at(parent, name);
-    const taken = (error: unknown) => (error as NodeJS.ErrnoException).code === 'EEXIST';
-    if (entry.type === '5') {
-      try {
-        mkdirSync(target, 0o700);
-      } catch (error) {
-        if (taken(error)) return false;
-        throw error;
-      }
-      const made = lstatSync(target);
-      safe.markMade(rel);
-      folders.push({ rel, entry, dev: made.dev, ino: made.ino });
-      return true;
-    }
-    if (entry.type === '2') {
-      try {
-        symlinkSync(entry.linkname, target);
-      } catch (error) {
-        if (taken(error)) return false;
-        throw error;
-      }
-      setLinkMetadata(target, entry, asRoot, (message) => problem(rel, message));
-      return true;
-    }
-    if (entry.type !== '0') return false;
-    let fd: number;
-    try {
-      fd = openSync(target, NEW_FILE, 0o600);
-    } catch (error) {
-      if (taken(error)) return false;
-      throw error;
-    }
-    let handedOver = false;
-    try {
-      handedOver = await fillFile(fd, entry, rel, data, safe, parent);
-    } catch (error) {
-      closeSync(fd);
-      try {
-        rmSync(target, { force: true });
-      } catch {
-        // The entry's own error says what went wrong.
-      }
-      throw error;
-    }
-    if (!handedOver) closeSync(fd);
-    note('add', rel);
-    fileDone(entry);
-    return true;
-  }
-
-  /**
-   * A new file's data (holes for zero blocks) and metadata, written through `fd`; remembered as
-   * one of the restore's own. True when `fd` went to the xattr applier (which closes it).
-   */
-  async function fillFile(
-    fd: number,
-    entry: TarEntry,
-    rel: string,
-    data: AsyncGenerator<Buffer>,
-    safe: SafeTree,
-    parent: OpenFolder,
-    /** Puts the file at its name (a rename), when it was written elsewhere. */
-    putInPlace?: () => void,
-  ): Promise<boolean> {
-    const writer = new SparseWriter(fd);
-    for await (const chunk of data) {
-      if (entry.size > SMALL_FILE) options.signal?.throwIfAborted();
-      writer.write(chunk);
-    }
-    writer.finish();
-    const made = fstatSync(fd);
-    ownFiles.addInode(made);
-    const wanted = restorableXattrs(entry.xattrs, asRoot);
-    const mode = setMetadata(
-      fd,
-      entry,
-      'file',
-      asRoot,
-      (message) => problem(rel, message),
-      wanted.length > 0,
-      made,
-    );
-    // A big file took a while: check again that its folder was not swapped meanwhile.
-    if (entry.size > SMALL_FILE) safe.verify(parent);
-    putInPlace?.();
-    if (wanted.length === 0) return false;
-    xattrs.add(fd, shown(rel), wanted, mode);
-    return true;
-  }
-
-  /** A file's data into `temp` (holes for zero blocks), its metadata, then the rename into place. */
-  async function writeFile(
-    entry: TarEntry,
-    rel: string,
-    data: AsyncGenerator<Buffer>,
-    temp: string | Buffer,
-    safe: SafeTree,
-    parent: OpenFolder,
-    target: string | Buffer,
-  ): Promise<void> {
-    const fd = openSync(temp, NEW_FILE, 0o600);
-    let handedOver = false;
-    try {
-      handedOver = await fillFile(fd, entry, rel, data, safe, parent, () => renameSync(temp, target));
-    } finally {
-      if (!handedOver) closeSync(fd);
-    }
   }
 }

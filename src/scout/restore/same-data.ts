@@ -33,6 +33,12 @@ export async function sameData(
   }
 }
 
+/** Whether the existing file open as `fd` holds `data` at its start (a whole entry's data; its size matched). */
+export function sameWhole(fd: number, data: Buffer): boolean {
+  shared ??= Buffer.allocUnsafeSlow(BLOCK);
+  return matches(fd, data, 0, shared);
+}
+
 /** Whether the file holds `chunk` at `position`. */
 function matches(fd: number, chunk: Buffer, position: number, scratch: Buffer): boolean {
   let at = 0;

@@ -2,6 +2,8 @@ import type { Readable } from 'node:stream';
 import { ByteQueue } from './byte-queue.ts';
 
 const BLOCK = 512;
+/** An entry's data up to this size, already read in, is handed over whole (see `readTar`). */
+const WHOLE_MAX = 256 * 1024;
 /** Pax and GNU long-name headers for one entry together; real ones hold a few paths. */
 const MAX_METADATA = 1024 * 1024;
 
@@ -150,11 +152,14 @@ function checksumOk(block: Buffer): boolean {
 /**
  * Reads a tar stream (POSIX pax, ustar and GNU long names) and calls `onEntry` for each
  * entry with an iterator over its data, which must be consumed (or skipped) before the next.
- * Memory stays bounded by the input chunks.
+ * A small entry whose data is already read in (most files of a tree of small files) also
+ * comes as `whole`, its data in one buffer, for a handler to use without awaiting the
+ * iterator piece by piece (the iterator then yields the same buffer). Memory stays bounded by
+ * the input chunks.
  */
 export async function readTar(
   input: Readable,
-  onEntry: (entry: TarEntry, data: AsyncGenerator<Buffer>) => Promise<void>,
+  onEntry: (entry: TarEntry, data: AsyncGenerator<Buffer>, whole: Buffer | null) => Promise<void>,
 ): Promise<void> {
   const iterator = input[Symbol.asyncIterator]() as AsyncIterator<Buffer>;
   const buffered = new ByteQueue();
@@ -189,8 +194,15 @@ export async function readTar(
 
   /** Bytes of the current entry's data not yet read. */
   let left = 0;
+  /** The current entry's whole data, taken from the buffer already, not yet yielded. */
+  let whole: Buffer | null = null;
 
   async function* body(): AsyncGenerator<Buffer> {
+    if (whole) {
+      const all = whole;
+      whole = null;
+      yield all;
+    }
     while (left > 0) {
       if (buffered.length === 0 && !(await fill(1))) throw new TarError('truncated tar archive');
       const piece = buffered.takeSome(left);
@@ -260,7 +272,12 @@ export async function readTar(
     longLink = null;
     metadata = 0;
     left = realSize;
-    await onEntry(entry, body());
+    if (realSize > 0 && realSize <= WHOLE_MAX && buffered.length >= realSize) {
+      whole = buffered.take(realSize);
+      left = 0;
+    }
+    await onEntry(entry, body(), whole);
+    whole = null;
     // Skip what the handler did not read, then the block padding.
     const rest = left + (Math.ceil(realSize / BLOCK) * BLOCK - realSize);
     left = 0;
