@@ -3,6 +3,7 @@ import { createReadStream } from 'node:fs';
 import { truncate } from 'node:fs/promises';
 import type { Readable } from 'node:stream';
 import { AppError, badRequest } from '../../core/errors.ts';
+import { eachPiece } from './body-pieces.ts';
 import { openWriteBatches } from './write-batches.ts';
 
 /** The SHA-256 of a staged file's first `offset` bytes, kept while the bytes arrive. */
@@ -70,12 +71,11 @@ export function createStagedWriter() {
       let received = 0;
       try {
         try {
-          for await (const chunk of body) {
-            const buffer = chunk as Buffer;
-            received += buffer.length;
+          await eachPiece(body, (piece) => {
+            received += piece.length;
             if (received > room) throw badRequest(`chunk runs past archive_size_bytes (${offset + room})`);
-            await batches.push(buffer);
-          }
+            return batches.push(piece);
+          });
           await batches.drain();
         } catch (error) {
           if (error instanceof AppError || (error as NodeJS.ErrnoException).code === 'ENOSPC') throw error;

@@ -169,26 +169,44 @@ export async function openWriteBatches(
     if (failure !== null) throw failure;
   };
 
+  /** Copies `chunk` from `at` into the blocks, handing each full one off to be written. */
+  function copyFrom(chunk: Buffer, at: number): Promise<void> | undefined {
+    let from = at;
+    while (from < chunk.length) {
+      const copied = chunk.copy(block(current), fill, from);
+      fill += copied;
+      from += copied;
+      if (fill === block(current).length) {
+        clearTimer();
+        if (writing) {
+          const rest = from;
+          return writing.then(() => {
+            check();
+            handOff();
+            return copyFrom(chunk, rest);
+          });
+        }
+        check();
+        handOff();
+      }
+    }
+    if (fill > head) timer ??= setTimeout(idleFlush, IDLE_FLUSH_MS);
+    return undefined;
+  }
+
   return {
     /** Bytes of the file that are written (the next offset). */
     position: () => position,
 
-    async push(chunk: Buffer): Promise<void> {
+    /**
+     * Copies `chunk` into the current block; a promise only when a full block had to wait for
+     * the write in flight (the caller pauses its body until then), so most socket reads cost
+     * no promise at all (body-pieces.ts).
+     */
+    push(chunk: Buffer): Promise<void> | undefined {
       check();
       noteReceived(chunk.length);
-      let at = 0;
-      while (at < chunk.length) {
-        const copied = chunk.copy(block(current), fill, at);
-        fill += copied;
-        at += copied;
-        if (fill === block(current).length) {
-          clearTimer();
-          if (writing) await writing;
-          check();
-          handOff();
-        }
-      }
-      if (fill > head) timer ??= setTimeout(idleFlush, IDLE_FLUSH_MS);
+      return copyFrom(chunk, 0);
     },
 
     /** Writes what is pending and waits for every write. */

@@ -13,6 +13,14 @@ import type { SessionRow, UploadDeps } from './types.ts';
 
 const log = logger.child({ mod: 'station/uploads' });
 
+/**
+ * A chunk that changes nothing but the session's last activity (the disk store keeps no state)
+ * saves it at most this often: what reads it counts in hours (RESERVATION_IDLE_MS,
+ * ABANDONED_AFTER_MS in types.ts), and a write per chunk was about a millisecond of the
+ * Station's CPU on PGlite (bench/station.ts).
+ */
+export const TOUCH_EVERY_MS = 60_000;
+
 const offsetMismatch = (next: number, message: string) =>
   conflict({ status: 'offset_mismatch', next_offset: next, message });
 
@@ -66,14 +74,13 @@ export async function chunk(
         result = { stagedBytes: next, keptBytes: 0, state: row.storeState, interrupted: error };
       }
       // Only received bytes keep a session alive: empty chunks do not postpone the sweep.
-      if (result.keptBytes > 0 || result.state !== row.storeState) {
+      const now = deps.clock.now();
+      const touch = result.keptBytes > 0 && now - row.updatedAt >= TOUCH_EVERY_MS;
+      if (touch || result.state !== row.storeState) {
         await hold.confirm();
         await deps.db
           .update(uploadSessions)
-          .set({
-            storeState: result.state,
-            ...(result.keptBytes > 0 ? { updatedAt: deps.clock.now() } : {}),
-          })
+          .set({ storeState: result.state, ...(result.keptBytes > 0 ? { updatedAt: now } : {}) })
           .where(eq(uploadSessions.uploadId, uploadId));
       }
       if (result.interrupted !== undefined) {

@@ -13,6 +13,7 @@ import { HOUR_MS } from '../../../src/core/clock.ts';
 import { AppError } from '../../../src/core/errors.ts';
 import { utcSecond } from '../../../src/shared/protocol/fields.ts';
 import { leases, uploadSessions } from '../../../src/station/db/station-tables.ts';
+import { TOUCH_EVERY_MS } from '../../../src/station/uploads/chunk.ts';
 import { ABANDONED_AFTER_MS, processLock } from '../../../src/station/uploads/index.ts';
 import { LEASE_MS } from '../../../src/station/uploads/upload-lease.ts';
 import { sha256 } from '../../helpers/hashes.ts';
@@ -357,6 +358,21 @@ describe('upload services (in process, PGlite, disk store, fixed clock)', () => 
     assert.deepEqual(await kit.uploads.applyRetention(jobRef, String(names[2])), [names[1]]);
     kit.clock.advance(-34 * 24 * HOUR_MS);
     await kit.settings.replace({});
+  });
+
+  test("received bytes save the session's last activity at most once a minute (TOUCH_EVERY_MS)", async () => {
+    const data = randomBytes(30_000);
+    const { upload_id } = await kit.uploads.initiate(kit.token, fresh(data));
+    const started = (await row(upload_id))?.updatedAt ?? 0;
+    kit.clock.advance(TOUCH_EVERY_MS - 1);
+    await kit.uploads.chunk(kit.token, upload_id, 0, bodyOf(data.subarray(0, 10_000)));
+    assert.equal((await row(upload_id))?.updatedAt, started, 'a chunk within the minute writes nothing');
+    kit.clock.advance(1);
+    await kit.uploads.chunk(kit.token, upload_id, 10_000, bodyOf(data.subarray(10_000, 20_000)));
+    assert.equal((await row(upload_id))?.updatedAt, started + TOUCH_EVERY_MS, 'a minute later it is saved');
+    const done = await kit.uploads.chunk(kit.token, upload_id, 20_000, bodyOf(data.subarray(20_000)));
+    assert.equal(done.status, 'complete');
+    assert.equal((await kit.uploads.finalize(kit.token, upload_id)).status, 'stored');
   });
 
   test('the sweep: an upload idle for 24 hours is removed with its staged bytes, not one idle for 23', async () => {
