@@ -5,7 +5,7 @@ import { finished } from 'node:stream';
  * Ends a body that did not end as `for await` does (Node's stream destroyer): a request to this
  * server is let go without its socket, so the answer (400, 413) can still be sent on it.
  */
-function letGo(body: Readable): void {
+export function letGo(body: Readable): void {
   const request = body as Readable & { _consuming?: unknown; socket?: unknown };
   if (typeof request._consuming === 'boolean') request.socket = null;
   body.destroy();

@@ -3,6 +3,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { newId } from '../../core/auth/secrets.ts';
 import type { Clock } from '../../core/clock.ts';
 import type { HeldLease, Leases } from '../services/leases.ts';
+import { letGo } from '../storage/body-pieces.ts';
 
 /** How long a lease holds without renewal: a Station that died mid-chunk blocks no longer. */
 export const LEASE_MS = 60_000;
@@ -100,7 +101,7 @@ export async function withUploadLease<T>(
           }
         } finally {
           if (lost) body.resume();
-          else if (!body.readableEnded) body.destroy();
+          else if (!body.readableEnded) letGo(body);
         }
       })(),
       { objectMode: false },
