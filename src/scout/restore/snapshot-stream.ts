@@ -4,6 +4,7 @@ import { createZstdDecompress, type ZstdOptions } from 'node:zlib';
 import { createAgeDecrypt } from '../archive/age.ts';
 import { byteCounter } from '../archive/byte-counter.ts';
 import type { ScoutKey } from '../archive/x25519.ts';
+import { coalescer } from './coalescer.ts';
 import { zstdFrameCutter } from './zstd-frames.ts';
 
 /** zstd refused the decrypted bytes (not zstd, a broken frame, cut short): the snapshot is damaged. */
@@ -16,7 +17,7 @@ const fromZlib = (error: unknown): error is NodeJS.ErrnoException =>
   error instanceof Error && /^(ZSTD_error|Z_)/.test(String((error as NodeJS.ErrnoException).code));
 
 /**
- * An encrypted snapshot as its tar stream: source → byte count → age → zstd. Errors of the
+ * An encrypted snapshot as its tar stream: source → byte count → 1 MiB pieces → age → zstd. Errors of the
  * decrypting stages reach the tar reader through `tar`; `plumbing` settles with the error
  * (or undefined) once the stages are done.
  */
@@ -31,6 +32,7 @@ export function snapshotTarStream(options: {
   const plumbing = pipeline(
     options.source,
     byteCounter((bytes) => options.onSourceBytes?.(bytes)),
+    coalescer(),
     createAgeDecrypt(options.keys),
     zstdFrameCutter(),
     // Stream options pass through to the Transform (the zstd typings omit them).
