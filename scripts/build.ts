@@ -159,7 +159,7 @@ async function bundle(format: 'esm' | 'cjs', outfile: string): Promise<void> {
  * character (the Scout: 5 MiB less resident, issue #27).
  */
 function asciiOnly(code: string): string {
-  return code.replace(/[^\x00-\x7f]/gu, (c) =>
+  return code.replace(/[\u0080-\u{10ffff}]/gu, (c) =>
     Array.from({ length: c.length }, (_, i) => `\\u${c.charCodeAt(i).toString(16).padStart(4, '0')}`).join(
       '',
     ),
