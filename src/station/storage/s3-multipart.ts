@@ -11,6 +11,8 @@ const MIB = 1024 * 1024;
 export const MIN_PART_BYTES = 16 * MIB;
 const MAX_PARTS = 10_000;
 const MAX_PART_BYTES = 5 * 1024 * MIB;
+/** Parts per recommended chunk (s3-store.ts `chunkSizeFor`). */
+export const PARTS_PER_CHUNK = 4;
 
 /**
  * What the database keeps of an upload staged in the bucket (the session's `state`): the
@@ -109,8 +111,12 @@ export async function appendParts(
     throw new StagedOffsetMismatch(staged);
   }
   const hasher = ResumableSha256.resume(kept.hash);
-  const partNumber = () => kept.etags.length + 1;
-  const partStart = () => kept.etags.length * kept.partSize;
+  /** The whole part on its way (its ETag not yet kept) and the hash state after its bytes. */
+  let flying = null as { sent: PartInFlight; hash: string } | null;
+  /** Parts before the one being filled: those kept, and the one in flight. */
+  const before = () => kept.etags.length + (flying ? 1 : 0);
+  const partNumber = () => before() + 1;
+  const partStart = () => before() * kept.partSize;
   const partLength = () => Math.min(kept.partSize, upload.sizeBytes - partStart());
   const tailKey = () => `${tailFolder(where.prefix, kept.multipartId)}${partNumber()}`;
   let buffer: Buffer | null = null;
@@ -118,21 +124,28 @@ export async function appendParts(
   let fill = 0;
   let part: PartInFlight | null = null;
 
-  /** One part's memory for the whole call: a part is sent (and done with) before the next. */
+  /**
+   * One part's memory for the whole call: it holds the bytes of the part being filled (they
+   * become its tail object if the body ends inside it). A whole part's request gets its bytes
+   * from the body's own pieces, so the memory is free again as soon as the part is whole.
+   */
   let memory: Buffer | null = null;
+  /** Bytes of the first part held in its tail object (only the first part of a call has one). */
+  let tailBytes = kept.tail;
   const loadTail = async (): Promise<Buffer> => {
     memory ??= takePartBuffer(kept.partSize);
     const room = memory.subarray(0, partLength());
-    if (kept.tail > 0) {
+    if (tailBytes > 0) {
       const answer = await client.send(
-        new GetObjectCommand({ Bucket, Key: tailKey(), Range: `bytes=0-${kept.tail - 1}` }),
+        new GetObjectCommand({ Bucket, Key: tailKey(), Range: `bytes=0-${tailBytes - 1}` }),
       );
       let at = 0;
       for await (const chunk of answer.Body as Readable) at += (chunk as Buffer).copy(room, at);
-      if (at !== kept.tail)
-        throw new AppError(500, `the tail of part ${partNumber()} holds ${at} of ${kept.tail} bytes`);
+      if (at !== tailBytes)
+        throw new AppError(500, `the tail of part ${partNumber()} holds ${at} of ${tailBytes} bytes`);
     }
-    fill = kept.tail;
+    fill = tailBytes;
+    tailBytes = 0;
     return room;
   };
 
@@ -151,7 +164,8 @@ export async function appendParts(
       (answer) => answer.ETag ?? new Error('the bucket answered no ETag'),
       (error: unknown) => (error instanceof Error ? error : new Error(String(error))),
     );
-    if (buffer && fill > 0) pass.write(buffer.subarray(0, fill));
+    // A copy: the part's memory takes the next part's bytes while this one may still be sending.
+    if (buffer && fill > 0) pass.write(Buffer.from(buffer.subarray(0, fill)));
     return { pass, abort, done };
   };
 
@@ -167,11 +181,31 @@ export async function appendParts(
     });
   };
 
+  /** Waits for the part in flight and keeps it (its ETag and the hash after it). */
+  const land = async () => {
+    if (!flying) return;
+    const { sent, hash } = flying;
+    const etag = await sent.done;
+    flying = null;
+    if (etag instanceof Error) throw storeFailed(`part ${partNumber()}`, etag);
+    kept = { ...kept, etags: [...kept.etags, etag], tail: 0, hash };
+  };
+
+  /**
+   * A whole part is sent off, and the next one fills while the bucket finishes it: one part in
+   * flight at most (the one before must have landed), so a chunk of several parts does not
+   * stand still for each part's answer.
+   */
   const finishPart = async (sent: PartInFlight) => {
     sent.pass.end();
-    const etag = await sent.done;
-    if (etag instanceof Error) throw storeFailed(`part ${partNumber()}`, etag);
-    kept = { ...kept, etags: [...kept.etags, etag], tail: 0, hash: hasher.save() };
+    const hash = hasher.save();
+    try {
+      await land();
+    } catch (error) {
+      await dropPart(sent);
+      throw error;
+    }
+    flying = { sent, hash };
     fill = 0;
     buffer = null;
   };
@@ -217,11 +251,13 @@ export async function appendParts(
     } catch (error) {
       if (!(error instanceof BodyFailed)) {
         await dropPart(part);
+        await dropPart(flying?.sent ?? null);
         throw error instanceof AppError ? error : storeFailed(`part ${partNumber()}`, error as Error);
       }
     }
     // The body ended (or failed) inside a part: that part is not sent; its bytes become the tail.
     await dropPart(part);
+    await land();
     try {
       await saveTail();
     } catch (error) {

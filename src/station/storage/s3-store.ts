@@ -21,6 +21,7 @@ import {
   appendParts,
   type MultipartState,
   newState,
+  PARTS_PER_CHUNK,
   parseState,
   partSizeFor,
   sendTailPart,
@@ -172,7 +173,12 @@ export function createS3Store(config: S3Config, client: S3Client = s3Client(conf
       }
     },
 
-    chunkSizeFor: partSizeFor,
+    /**
+     * Chunks of PARTS_PER_CHUNK parts: within a chunk each whole part finishes in the bucket
+     * while the next one arrives (s3-multipart.ts); at a chunk's end the Station waits for its
+     * last part, then saves the state and answers.
+     */
+    chunkSizeFor: (archiveSizeBytes) => PARTS_PER_CHUNK * partSizeFor(archiveSizeBytes),
 
     async beginStaging(upload) {
       const partSize = partSizeFor(upload.sizeBytes);

@@ -81,9 +81,9 @@ export interface SnapshotStore {
   prepare(): Promise<void>;
   health(): Promise<StorageHealth>;
   /**
-   * The size of each part a client should send (the recommended chunk size): the disk store
-   * takes any; S3 chooses it from the archive size (≥ 5 MiB, ≤ 10,000 parts). Throws a 413
-   * AppError for a size that cannot be stored.
+   * The size of each chunk a client should send (the recommended chunk size): the disk store
+   * takes any; S3 asks for PARTS_PER_CHUNK parts of a size chosen from the archive size
+   * (≥ 5 MiB, ≤ 10,000 parts). Throws a 413 AppError for a size that cannot be stored.
    */
   chunkSizeFor(archiveSizeBytes: number): number;
   /**

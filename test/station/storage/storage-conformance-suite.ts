@@ -4,6 +4,7 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { Readable } from 'node:stream';
 import { before, describe, test } from 'node:test';
+import { PARTS_PER_CHUNK } from '../../../src/station/storage/s3-multipart.ts';
 import type { SnapshotKey, SnapshotStore, StagedUpload } from '../../../src/station/storage/storage.ts';
 import { SnapshotExists } from '../../../src/station/storage/store-errors.ts';
 import { sha256 } from '../../helpers/hashes.ts';
@@ -29,6 +30,12 @@ function body(data: Buffer, failAfter = false): Readable {
 }
 
 let scouts = 0;
+/** The store's unit of staging: an S3 part (a recommended chunk holds PARTS_PER_CHUNK), any size on disk. */
+function partOf(store: SnapshotStore, archiveSizeBytes: number): number {
+  const chunk = store.chunkSizeFor(archiveSizeBytes);
+  return store.kind === 's3' ? chunk / PARTS_PER_CHUNK : chunk;
+}
+
 function nextScout(): number {
   scouts += 1;
   return scouts;
@@ -89,7 +96,7 @@ export function storageConformanceSuite(label: string, harness: () => Promise<St
 
     test('staging: appends at offsets, resumed by another handle, hashed across the restart, completed', async () => {
       const target = freshTarget();
-      const part = store.chunkSizeFor(40 * 1024 * 1024);
+      const part = partOf(store, 40 * 1024 * 1024);
       const data = randomBytes(2 * part + 12_345);
       let upload = await begin(target, data.length);
       assert.equal(await store.stagedBytes(upload), 0);
@@ -121,7 +128,7 @@ export function storageConformanceSuite(label: string, harness: () => Promise<St
 
     test('an interrupted append keeps what was durable; the upload continues from there', async () => {
       const target = freshTarget();
-      const part = store.chunkSizeFor(40 * 1024 * 1024);
+      const part = partOf(store, 40 * 1024 * 1024);
       const data = randomBytes(2 * part + 999);
       let upload = await begin(target, data.length);
       const sent = part + part / 2;
@@ -139,9 +146,25 @@ export function storageConformanceSuite(label: string, harness: () => Promise<St
       assert.equal(sha256(await readAll(await store.read(stored))), sha256(data));
     });
 
+    test('one chunk of several parts (each part finishing while the next arrives) is kept whole', async () => {
+      const target = freshTarget();
+      const part = partOf(store, 40 * 1024 * 1024);
+      const data = randomBytes(3 * part + 777);
+      let upload = await begin(target, data.length);
+      const first = await append(upload, 0, data.subarray(0, 2 * part + 5));
+      assert.equal(first.result.stagedBytes, 2 * part + 5);
+      upload = first.upload;
+      // Another Station continues from the parts and the tail the first one kept.
+      const rest = await append(upload, 2 * part + 5, data.subarray(2 * part + 5), h.open());
+      assert.equal(rest.result.stagedBytes, data.length);
+      assert.equal(await h.open().stagedSha256(rest.upload), sha256(data));
+      const stored = await store.complete(rest.upload);
+      assert.equal(sha256(await readAll(await store.read(stored))), sha256(data));
+    });
+
     test('chunks of any size, not aligned to parts, each kept as sent, alternating between handles', async () => {
       const target = freshTarget();
-      const part = store.chunkSizeFor(20 * 1024 * 1024);
+      const part = partOf(store, 20 * 1024 * 1024);
       const data = randomBytes(part + 12_345);
       let upload = await begin(target, data.length);
       const chunk = 5 * 1024 * 1024 + 7;
