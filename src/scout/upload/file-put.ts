@@ -60,7 +60,8 @@ async function sendRange(req: ClientRequest, range: FileRange): Promise<void> {
   }
 }
 
-function answerHeaders(res: IncomingMessage): Headers {
+/** An http answer's headers as fetch's Headers. */
+export function answerHeaders(res: IncomingMessage): Headers {
   const headers = new Headers();
   for (const [name, value] of Object.entries(res.headers)) {
     if (value === undefined) continue;

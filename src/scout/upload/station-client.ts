@@ -1,6 +1,5 @@
 import type { FileHandle } from 'node:fs/promises';
-import { Readable } from 'node:stream';
-import type { ReadableStream as WebReadableStream } from 'node:stream/web';
+import type { Readable } from 'node:stream';
 import type { DrillOutcome } from '../../shared/protocol/drills.ts';
 import { type ErrorCode, errorCodeOf } from '../../shared/protocol/error-codes.ts';
 import { snapshotFilenameOf } from '../../shared/protocol/headers.ts';
@@ -25,6 +24,7 @@ import type {
 } from '../../shared/protocol/uploads.ts';
 import { stationContact } from '../services/station-contact.ts';
 import { type FileRange, putFile } from './file-put.ts';
+import { getStream } from './stream-get.ts';
 
 export type { FinalizeReply, InitiateReply } from '../../shared/protocol/uploads.ts';
 
@@ -89,13 +89,20 @@ export function createStationClient(baseUrl: string, token: string) {
       REQUEST_TIMEOUT_MS,
     );
     let response: Response;
+    let streamed: Readable | null = null;
     try {
       const allHeaders = { authorization: `Bearer ${token}`, ...headers };
       const signals = signal ? AbortSignal.any([signal, timeout.signal]) : timeout.signal;
-      response =
-        typeof body === 'object'
-          ? await putFile(`${base}${path}`, allHeaders, body, signals)
-          : await fetch(`${base}${path}`, { method, headers: allHeaders, body, signal: signals });
+      if (method === 'STREAM') {
+        const answer = await getStream(`${base}${path}`, allHeaders, signals);
+        response = answer.response;
+        streamed = answer.body;
+      } else {
+        response =
+          typeof body === 'object'
+            ? await putFile(`${base}${path}`, allHeaders, body, signals)
+            : await fetch(`${base}${path}`, { method, headers: allHeaders, body, signal: signals });
+      }
     } catch (error) {
       if (signal?.aborted) throw signal.reason;
       const cause = (error as Error).cause ?? (error as Error).message;
@@ -108,7 +115,7 @@ export function createStationClient(baseUrl: string, token: string) {
     const refused = response.ok ? null : await refusal(response);
     stationContact.record(refused, base);
     if (refused) throw refused;
-    return response;
+    return streamed ? Object.assign(response, { streamed }) : response;
   }
 
   async function json<T>(
@@ -128,13 +135,14 @@ export function createStationClient(baseUrl: string, token: string) {
   }
 
   async function download(path: string, signal: AbortSignal | undefined): Promise<Download> {
-    const response = await send('GET', path, undefined, signal);
-    if (!response.body)
+    // A GET whose body streams as node's own stream (stream-get.ts), not through a web stream.
+    const response: Response & { streamed?: Readable } = await send('STREAM', path, undefined, signal);
+    if (!response.streamed)
       throw new StationError(502, 'empty download', null, 'the Station sent no snapshot bytes');
     return {
       filename: snapshotFilenameOf(response.headers) ?? '',
       size: Number(response.headers.get('content-length') ?? 0),
-      body: Readable.fromWeb(response.body as WebReadableStream),
+      body: response.streamed,
     };
   }
 
