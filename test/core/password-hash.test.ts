@@ -1,9 +1,13 @@
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { scryptSync } from 'node:crypto';
+import { join } from 'node:path';
+import { DatabaseSync } from 'node:sqlite';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { hashPassword, verifyPassword } from '../../src/core/auth/secrets.ts';
+import { ADMIN_PASSWORD, adminClient, Client } from '../helpers/http.ts';
+import { startServer } from '../helpers/server.ts';
 
 const SECRETS = fileURLToPath(new URL('../../src/core/auth/secrets.ts', import.meta.url));
 
@@ -38,4 +42,32 @@ test('hashing a password leaves malloc mapping a large buffer on its own (glibc 
   `;
   const out = execFileSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8' });
   assert.equal(out.trim().split(' ')[0], '1', `the 12 MiB buffer came from the heap: ${out}`);
+});
+
+test('a sign-in stores a password hashed with older parameters anew (N = 2^15)', async () => {
+  const scout = await startServer('scout');
+  try {
+    await adminClient(scout.url);
+    const salt = Buffer.from('0123456789abcdef');
+    const old = scryptSync(ADMIN_PASSWORD, salt, 32, { N: 16384, r: 8, p: 1 });
+    const legacy = ['scrypt', 16384, 8, 1, salt.toString('base64'), old.toString('base64')].join('$');
+    const db = new DatabaseSync(join(scout.dataDir, 'scout.db'));
+    const stored = () =>
+      (
+        db.prepare("SELECT password_hash FROM users WHERE username = 'admin'").get() as {
+          password_hash: string;
+        }
+      ).password_hash;
+    try {
+      db.prepare("UPDATE users SET password_hash = ? WHERE username = 'admin'").run(legacy);
+      const reply = await new Client(scout.url).login('admin', ADMIN_PASSWORD);
+      assert.equal(reply.status, 200, reply.text);
+      assert.match(stored(), /^scrypt\$32768\$8\$1\$/);
+      assert.equal(await verifyPassword(ADMIN_PASSWORD, stored()), true);
+    } finally {
+      db.close();
+    }
+  } finally {
+    await scout.dispose();
+  }
 });

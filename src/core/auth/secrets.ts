@@ -40,6 +40,16 @@ export async function hashPassword(password: string): Promise<string> {
   return ['scrypt', N, r, p, salt.toString('base64'), hash.toString('base64')].join('$');
 }
 
+/**
+ * Whether a stored hash was made with other scrypt parameters than new ones get (an N = 2^14
+ * hash of an older release): sign-in then stores the password hashed anew (sessions.ts), so
+ * its 16 MiB working memory stops moving glibc's thresholds (see SCRYPT).
+ */
+export function outdatedHash(stored: string): boolean {
+  const [kind, n, r, p] = stored.split('$');
+  return kind === 'scrypt' && (Number(n) !== SCRYPT.N || Number(r) !== SCRYPT.r || Number(p) !== SCRYPT.p);
+}
+
 export async function verifyPassword(password: string, stored: string): Promise<boolean> {
   const [kind, n, r, p, saltText, hashText] = stored.split('$');
   if (kind !== 'scrypt' || !saltText || !hashText) return false;

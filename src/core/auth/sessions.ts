@@ -7,7 +7,14 @@ import type { Accounts } from './accounts.ts';
 import { checkPassword } from './accounts.ts';
 import { addressBlock } from './address-block.ts';
 import { type Limit, reserve, type Slot, type WindowCounter } from './rate-limit.ts';
-import { DUMMY_PASSWORD_HASH, hashPassword, newSecret, sha256Hex, verifyPassword } from './secrets.ts';
+import {
+  DUMMY_PASSWORD_HASH,
+  hashPassword,
+  newSecret,
+  outdatedHash,
+  sha256Hex,
+  verifyPassword,
+} from './secrets.ts';
 import type { UserRow } from './types.ts';
 
 const log = logger.child({ mod: 'core/auth/sessions' });
@@ -130,6 +137,12 @@ export function createSessions(
         );
       }
       await attempt.release();
+      if (outdatedHash(user.passwordHash)) {
+        await db
+          .update(users)
+          .set({ passwordHash: await hashPassword(password) })
+          .where(eq(users.id, user.id));
+      }
       return { sessionId: await start(user), user };
     },
 
