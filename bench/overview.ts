@@ -13,7 +13,7 @@
  * runs one of them.
  * Run with `npm run bench` (it builds dist/ first), or alone: `node bench/overview.ts`.
  */
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
@@ -82,14 +82,15 @@ async function seed(
           for (let j = 0; j < JOBS; j++) {
             const jobName = `job-${pad(j, 2)}`;
             const dir = join(dataDir, 'snapshots', scoutId, instanceId, jobName);
-            mkdirSync(dir, { recursive: true });
+            // As the Station makes them (its umask is 077): private, so start-up has nothing to tighten.
+            mkdirSync(dir, { recursive: true, mode: 0o700 });
             // Every 97th job stopped a week ago (stale), every 211th has a failed drill.
             const newest = (h * JOBS + j) % 97 === 0 ? now - 7 * DAY_MS : now - 3_600_000;
             let last = '';
             for (let s = 0; s < SNAPSHOTS; s++) {
               const taken = newest - (SNAPSHOTS - 1 - s) * DAY_MS;
               const filename = `${jobName}__${stamp(taken)}__${pad(h * JOBS + j, 8)}.tar.zst`;
-              writeFileSync(join(dir, filename), '');
+              writeFileSync(join(dir, filename), '', { mode: 0o600 });
               batch.push({
                 scoutId,
                 scoutInstanceId: instanceId,
@@ -147,16 +148,23 @@ async function waitForJobs(page: Page, jobs: number): Promise<number> {
 
 /** One database kind: seed it, start the Station on it, open the dashboard; true if both targets held. */
 async function benchOn(kind: 'pglite' | 'postgres'): Promise<boolean> {
-  const work = mkdtempSync(join(tmpdir(), 'backupd-bench-overview-'));
+  // BENCH_OVERVIEW_DIR keeps a PGlite Station seeded there and starts on it again next time.
+  const kept = kind === 'pglite' ? process.env.BENCH_OVERVIEW_DIR : undefined;
+  if (kept) mkdirSync(kept, { recursive: true });
+  const work = kept ?? mkdtempSync(join(tmpdir(), 'backupd-bench-overview-'));
   const dataDir = join(work, 'station');
   let server: PostgresServer | null = null;
   try {
     server = kind === 'postgres' ? await startPostgres() : null;
     const databaseUrl = server ? await createDatabase(server.url, 'overview') : undefined;
-    const seeded = await seed(dataDir, databaseUrl);
-    console.log(
-      `${kind}: seeded ${seeded.rows} snapshots of ${HOSTS * JOBS} jobs in ${seeded.seconds.toFixed(1)} s`,
-    );
+    if (kept && existsSync(join(work, 'seeded'))) console.log(`${kind}: reusing ${dataDir}`);
+    else {
+      const seeded = await seed(dataDir, databaseUrl);
+      if (kept) writeFileSync(join(work, 'seeded'), `${seeded.rows}\n`);
+      console.log(
+        `${kind}: seeded ${seeded.rows} snapshots of ${HOSTS * JOBS} jobs in ${seeded.seconds.toFixed(1)} s`,
+      );
+    }
     const [station, browser] = await Promise.all([
       startServer('station', {
         entry: 'dist',
@@ -187,7 +195,11 @@ async function benchOn(kind: 'pglite' | 'postgres'): Promise<boolean> {
       const firstPageMs = Math.min(...times);
       const peak = peakRssMib(station.pid);
       const rows: [string, string, string][] = [
-        ['seeded', `${HOSTS} hosts × ${JOBS} jobs × ${SNAPSHOTS} snapshots`, `${seeded.rows} rows`],
+        [
+          'seeded',
+          `${HOSTS} hosts × ${JOBS} jobs × ${SNAPSHOTS} snapshots`,
+          `${HOSTS * JOBS * SNAPSHOTS} rows`,
+        ],
         [
           'dashboard first page (Chromium)',
           `${firstPageMs.toFixed(0)} ms`,
@@ -220,11 +232,20 @@ async function benchOn(kind: 'pglite' | 'postgres'): Promise<boolean> {
       return ok;
     } finally {
       await browser.close();
-      await station.dispose();
+      await (kept ? station.stop() : station.dispose());
+      if (kept)
+        console.log(
+          station
+            .output()
+            .split('\n')
+            .filter((l) => !l.includes('"mod":"http"'))
+            .slice(-8)
+            .join('\n'),
+        );
     }
   } finally {
     await server?.stop();
-    rmSync(work, { recursive: true, force: true });
+    if (!kept) rmSync(work, { recursive: true, force: true });
   }
 }
 

@@ -13,6 +13,8 @@ const log = logger.child({ mod: 'core/private-files' });
 
 /** The permission bits of group and others. */
 const OPEN_BITS = 0o077;
+/** How many entries a log line names. */
+const EXAMPLES = 10;
 const { O_RDONLY, O_NOFOLLOW, O_NONBLOCK, O_DIRECTORY } = constants;
 
 /** Removes group and other bits from one entry through a descriptor (a link swapped in is not followed). */
@@ -32,12 +34,17 @@ function tighten(path: string, isDir: boolean): boolean {
  * Takes group and other permissions away from `root` and everything below it: folders first,
  * so nobody else can swap an entry while its contents are walked. Links are never followed
  * and only files and folders are touched; `skip` (the Scout's scan root, when it lies inside)
- * keeps its modes. Returns the paths changed.
+ * keeps its modes. Returns how many entries changed and the first few of them (a count, not a
+ * list: a data dir holds hundreds of thousands of snapshot files).
  */
-export function tightenTree(root: string, skip: string[] = []): string[] {
+export function tightenTree(root: string, skip: string[] = []): { count: number; examples: string[] } {
   const skipped = new Set(skip.map((path) => resolve(path)));
-  const changed: string[] = [];
-  const failed: string[] = [];
+  const changed = { count: 0, examples: [] as string[] };
+  const failed = { count: 0, examples: [] as string[] };
+  const note = (into: typeof changed, what: string) => {
+    into.count += 1;
+    if (into.examples.length < EXAMPLES) into.examples.push(what);
+  };
   const visit = (path: string) => {
     if (skipped.has(path)) return;
     const stats = lstatSync(path, { throwIfNoEntry: false });
@@ -48,11 +55,11 @@ export function tightenTree(root: string, skip: string[] = []): string[] {
       } catch (error) {
         const code = (error as NodeJS.ErrnoException).code;
         // Gone since the listing, or replaced by a link: nothing of ours to tighten.
-        if (code !== 'ENOENT' && code !== 'ELOOP') failed.push(`${path} (${code})`);
+        if (code !== 'ENOENT' && code !== 'ELOOP') note(failed, `${path} (${code})`);
       }
     };
     attempt(() => {
-      if ((stats.mode & OPEN_BITS) !== 0 && tighten(path, stats.isDirectory())) changed.push(path);
+      if ((stats.mode & OPEN_BITS) !== 0 && tighten(path, stats.isDirectory())) note(changed, path);
     });
     if (stats.isDirectory()) {
       attempt(() => {
@@ -62,9 +69,9 @@ export function tightenTree(root: string, skip: string[] = []): string[] {
   };
   visit(resolve(root));
   // One line, however many (a data dir owned by another user fails on every entry).
-  if (failed.length > 0) {
+  if (failed.count > 0) {
     log.warn(
-      { count: failed.length, examples: failed.slice(0, 10) },
+      failed,
       'cannot make these entries of the data dir private; check their owner',
     );
   }
@@ -77,14 +84,14 @@ export function tightenTree(root: string, skip: string[] = []): string[] {
  */
 export function makeDataDirPrivate(dataDir: string, skip: string[] = []): void {
   const changed = tightenTree(dataDir, skip);
-  if (changed.length === 0) return;
+  if (changed.count === 0) return;
   const root = resolve(dataDir);
   log.warn(
     {
       data_dir: root,
-      count: changed.length,
-      examples: changed.slice(0, 10).map((path) => relative(root, path) || '.'),
+      count: changed.count,
+      examples: changed.examples.map((path) => relative(root, path) || '.'),
     },
-    `the data dir was open to other users of this host: removed group and other permissions from ${changed.length} files and folders`,
+    `the data dir was open to other users of this host: removed group and other permissions from ${changed.count} files and folders`,
   );
 }

@@ -1,4 +1,4 @@
-import { and, desc, eq, sql } from 'drizzle-orm';
+import { and, desc, eq, or, sql } from 'drizzle-orm';
 import { settings } from '../../core/db/core-tables.pg.ts';
 import { formatBytes } from '../../shared/byte-sizes.ts';
 import { jobSummaries } from '../db/job-summary-tables.ts';
@@ -11,7 +11,7 @@ export type SnapshotRow = typeof snapshots.$inferSelect;
 export type NewSnapshotRow = Omit<SnapshotRow, 'protected' | 'lockedUntil'> &
   Partial<Pick<SnapshotRow, 'protected' | 'lockedUntil'>>;
 export type InstanceRow = typeof instances.$inferSelect;
-/** What reconcile needs of an index row (`states`). */
+/** What reconcile needs of an index row (`statesOf`). */
 export type SnapshotState = Pick<
   SnapshotRow,
   'scoutId' | 'scoutInstanceId' | 'jobName' | 'filename' | 'missing' | 'takenAt' | 'storedAt'
@@ -233,45 +233,44 @@ export function createSnapshotIndex(db: StationDb) {
     },
 
     /**
-     * Every row's key and state, in pages of `pageRows` in key order: what reconcile compares
-     * with the store. One JSON text per page (see `all`), never the whole index at once: at
-     * 300,000 rows one text grew the Station past 2 GiB (bench/overview.ts).
+     * The key and state of every row of `jobs` (a few at a time: reconcile compares the store
+     * job by job, so the Station never holds the whole index, 300,000 rows at 1,000 hosts).
+     * One JSON text (see `all`).
      */
-    async *states(pageRows = 5000): AsyncGenerator<SnapshotState[]> {
+    async statesOf(jobs: readonly JobKey[]): Promise<SnapshotState[]> {
+      if (jobs.length === 0) return [];
       const s = snapshots;
-      let after: SnapshotState | undefined;
-      for (;;) {
-        const from = after
-          ? sql`WHERE (${s.scoutId}, ${s.scoutInstanceId}, ${s.jobName}, ${s.filename}) >
-              (${after.scoutId}, ${after.scoutInstanceId}, ${after.jobName}, ${after.filename})`
-          : sql``;
-        const [result] = await db
-          .select({
-            rows: sql<string>`coalesce(json_agg(json_build_array(p.scout_id, p.scout_instance_id, p.job_name,
-              p.filename, p.missing, p.taken_at, p.stored_at) ORDER BY p.scout_id, p.scout_instance_id,
-              p.job_name, p.filename), '[]')::text`,
-          })
-          .from(
-            sql`(SELECT ${s.scoutId}, ${s.scoutInstanceId}, ${s.jobName}, ${s.filename}, ${s.missing},
-              ${s.takenAt}, ${s.storedAt} FROM ${s} ${from}
-              ORDER BY ${s.scoutId}, ${s.scoutInstanceId}, ${s.jobName}, ${s.filename} LIMIT ${pageRows}) AS p`,
-          );
-        const page = (
-          JSON.parse(result?.rows ?? '[]') as [string, string, string, string, boolean, number, number][]
-        ).map(([scoutId, scoutInstanceId, jobName, filename, missing, takenAt, storedAt]) => ({
-          scoutId,
-          scoutInstanceId,
-          jobName,
-          filename,
-          missing,
-          takenAt,
-          storedAt,
-        }));
-        if (page.length === 0) return;
-        yield page;
-        after = page.at(-1);
-        if (page.length < pageRows) return;
-      }
+      const [result] = await db
+        .select({
+          rows: sql<string>`coalesce(json_agg(json_build_array(${s.scoutId}, ${s.scoutInstanceId},
+            ${s.jobName}, ${s.filename}, ${s.missing}, ${s.takenAt}, ${s.storedAt})), '[]')::text`,
+        })
+        .from(s)
+        .where(or(...jobs.map(sameJob)));
+      return (
+        JSON.parse(result?.rows ?? '[]') as [string, string, string, string, boolean, number, number][]
+      ).map(([scoutId, scoutInstanceId, jobName, filename, missing, takenAt, storedAt]) => ({
+        scoutId,
+        scoutInstanceId,
+        jobName,
+        filename,
+        missing,
+        takenAt,
+        storedAt,
+      }));
+    },
+
+    /** Every job that has a row, missing or not (one JSON text; 10,000 at 1,000 hosts). */
+    async jobs(): Promise<JobKey[]> {
+      const s = snapshots;
+      const [result] = await db
+        .select({
+          rows: sql<string>`coalesce(json_agg(json_build_array(j.scout_id, j.scout_instance_id, j.job_name)), '[]')::text`,
+        })
+        .from(sql`(SELECT DISTINCT ${s.scoutId}, ${s.scoutInstanceId}, ${s.jobName} FROM ${s}) AS j`);
+      return (JSON.parse(result?.rows ?? '[]') as [string, string, string][]).map(
+        ([scoutId, instanceId, jobName]) => ({ scoutId, instanceId, jobName }),
+      );
     },
 
     /** Present snapshots and their bytes, summed over the jobs' summaries (one row per job). */
