@@ -70,10 +70,7 @@ export function tightenTree(root: string, skip: string[] = []): { count: number;
   visit(resolve(root));
   // One line, however many (a data dir owned by another user fails on every entry).
   if (failed.count > 0) {
-    log.warn(
-      failed,
-      'cannot make these entries of the data dir private; check their owner',
-    );
+    log.warn(failed, 'cannot make these entries of the data dir private; check their owner');
   }
   return changed;
 }

@@ -1,7 +1,7 @@
 import { type Clock, clock as stationClock } from '../../core/clock.ts';
 import { logger } from '../../core/log.ts';
-import { fullCollector } from '../gc-pacing.ts';
 import { parseSnapshotName } from '../../shared/protocol/snapshot-names.ts';
+import { fullCollector } from '../gc-pacing.ts';
 import type { JobKey } from '../job-key.ts';
 import { jobPath, snapshotPath } from '../storage/layout.ts';
 import type { SnapshotStore, StoredFile } from '../storage/storage.ts';
