@@ -164,7 +164,7 @@ export async function sendArchive(options: {
         };
       }
       let offset = started.next_offset;
-      // The Station's chunk size (the S3 store's part size), or a power-of-two fraction of it
+      // The Station's chunk size (on S3 a whole number of the store's parts), or a power-of-two fraction of it
       // on a slow link; every chunk ends on a multiple of the size in use, so a growing archive
       // is sent in whole chunks as its bytes are written.
       const ceiling = Math.max(MIN_CHUNK, started.recommended_chunk_size_bytes || START_CHUNK);
