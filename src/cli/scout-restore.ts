@@ -1,4 +1,4 @@
-import { createReadStream, existsSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import type { Readable } from 'node:stream';
@@ -6,6 +6,7 @@ import { ConfigError } from '../core/config.ts';
 import { parseScoutKey, type ScoutKey } from '../scout/archive/x25519.ts';
 import { readKeyFile } from '../scout/keys/identity-file.ts';
 import { createKeyStore } from '../scout/keys/key-store.ts';
+import { pooledFileStream } from '../scout/restore/pooled-file.ts';
 import { chosenPaths, SelectionError } from '../scout/restore/restore-selection.ts';
 import { restoreFailure } from '../scout/restore/restore-service.ts';
 import { restoreArchive } from '../scout/restore/restorer.ts';
@@ -194,7 +195,7 @@ export async function scoutRestore(flags: RestoreFlags): Promise<void> {
   if (flags.archive) {
     if (!existsSync(flags.archive)) throw new ConfigError(`--archive ${flags.archive} does not exist`);
     snapshot = flags.archive;
-    source = createReadStream(flags.archive, { highWaterMark: 1024 * 1024 });
+    source = pooledFileStream(flags.archive);
     size = statSync(flags.archive).size;
   } else {
     const { client, scoutId, instanceId } = stationTarget(flags, dataDir);

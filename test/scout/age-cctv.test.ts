@@ -11,6 +11,7 @@ import { inflateSync } from 'node:zlib';
 import * as vectors from 'cctv-age';
 import { type AgeFailure, createAgeDecrypt } from '../../src/scout/archive/age.ts';
 import { generateScoutKey, parseScoutKey, type ScoutKey } from '../../src/scout/archive/x25519.ts';
+import { consumed, PiecePool } from '../../src/scout/restore/piece-pool.ts';
 
 interface Vector {
   name: string;
@@ -61,13 +62,24 @@ const binary = all.filter((v) => !v.armored && x25519Only(v));
 const armored = all.filter((v) => v.armored && x25519Only(v));
 
 /** Runs the file through the reader in `piece`-byte writes; what it released and how it ended. */
-async function decrypt(keys: ScoutKey[], file: Buffer, piece: number, armor: boolean | 'auto' = 'auto') {
+async function decrypt(
+  keys: ScoutKey[],
+  file: Buffer,
+  piece: number,
+  armor: boolean | 'auto' = 'auto',
+  pooled = false,
+) {
   const pieces: Buffer[] = [];
   for (let at = 0; at < file.length; at += piece) pieces.push(file.subarray(at, at + piece));
   const hash = createHash('sha256');
-  const reader = createAgeDecrypt(keys, { armor });
+  // Pooled: the restore's way, blocks reused as soon as the next stage is done with them.
+  const output = pooled ? new PiecePool({ size: 64 * 1024, keep: 1 }) : undefined;
+  const reader = createAgeDecrypt(keys, { armor, output });
   // A 'data' listener sees every chunk as it is released, even when an error follows at once.
-  reader.on('data', (chunk: Buffer) => hash.update(chunk));
+  reader.on('data', (chunk: Buffer) => {
+    hash.update(chunk);
+    consumed(chunk);
+  });
   const ended = new Promise<unknown>((resolve) => {
     reader.on('end', () => resolve(null));
     reader.on('error', resolve);
@@ -90,9 +102,13 @@ async function check(vector: Vector, armor: boolean | 'auto'): Promise<void> {
   const keys = vector.identities.length > 0 ? vector.identities.map(parseScoutKey) : [generateScoutKey()];
   // Whole, and in small odd pieces that split header lines and chunk boundaries.
   const small = vector.file.length <= 256 * 1024 ? 7 : 4099;
-  for (const piece of [vector.file.length || 1, small]) {
-    const { outcome, error, sha256 } = await decrypt(keys, vector.file, piece, armor);
-    assert.equal(outcome, expected, `pieces of ${piece}: ${String(error)}`);
+  for (const [piece, pooled] of [
+    [vector.file.length || 1, false],
+    [small, false],
+    [small, true],
+  ] as const) {
+    const { outcome, error, sha256 } = await decrypt(keys, vector.file, piece, armor, pooled);
+    assert.equal(outcome, expected, `pieces of ${piece}${pooled ? ', pooled' : ''}: ${String(error)}`);
     if (error !== null) assert.equal((error as Error).name, 'AgeError', String(error));
     if (expected === 'success' || expected === 'payload') {
       assert.equal(sha256, vector.payload, `pieces of ${piece}: released plaintext differs`);

@@ -10,31 +10,11 @@ import { Readable } from 'node:stream';
 import { after, describe, test } from 'node:test';
 import { readTar, type TarEntry, TarError } from '../../src/scout/restore/tar-reader.ts';
 import { skipUnlessPrograms } from '../helpers/programs.ts';
+import { tarFile as file, tarHeader as header, tarPadding as padding } from '../helpers/tar-blocks.ts';
 
 const BLOCK = 512;
 const MiB = 1024 * 1024;
 
-/** A ustar header block; `size` is the raw 12-byte field when given as a Buffer. */
-function header(name: string, type: string, size: number | Buffer): Buffer {
-  const block = Buffer.alloc(BLOCK);
-  block.write(name, 0, 100, 'utf8');
-  block.write('0000644\0', 100, 'ascii');
-  block.write('0000000\0', 108, 'ascii');
-  block.write('0000000\0', 116, 'ascii');
-  if (typeof size === 'number') block.write(`${size.toString(8).padStart(11, '0')}\0`, 124, 'ascii');
-  else size.copy(block, 124, 0, 12);
-  block.write('14712345670\0', 136, 'ascii');
-  block.write(type, 156, 'ascii');
-  block.write('ustar\0', 257, 'ascii');
-  block.write('00', 263, 'ascii');
-  block.fill(0x20, 148, 156);
-  let sum = 0;
-  for (const byte of block) sum += byte;
-  block.write(`${sum.toString(8).padStart(6, '0')}\0 `, 148, 'ascii');
-  return block;
-}
-
-const padding = (size: number) => Buffer.alloc((BLOCK - (size % BLOCK)) % BLOCK);
 const END = Buffer.alloc(2 * BLOCK);
 
 /** One pax record, `"<len> key=value\n"`, with its own length counted. */
@@ -43,10 +23,6 @@ function paxRecord(key: string, value: string): string {
   let length = Buffer.byteLength(rest);
   while (String(length).length + Buffer.byteLength(rest) !== length) length += 1;
   return `${length}${rest}`;
-}
-
-function file(name: string, content: Buffer): Buffer {
-  return Buffer.concat([header(name, '0', content.length), content, padding(content.length)]);
 }
 
 function paxed(records: string, entry: Buffer): Buffer {

@@ -12,6 +12,7 @@ import {
 } from 'node:crypto';
 import { Transform, type TransformCallback } from 'node:stream';
 import { ByteQueue } from '../restore/byte-queue.ts';
+import { consumed, ownsMemory, type PiecePool, releaseNow } from '../restore/piece-pool.ts';
 import { ArmorDecoder, startsArmor } from './age-armor.ts';
 import { AgeError } from './age-errors.ts';
 import { publicKeyObject, type ScoutKey, x25519 } from './x25519.ts';
@@ -30,6 +31,8 @@ const VERSION_LINE = 'age-encryption.org/v1';
 const X25519_LABEL = 'age-encryption.org/v1/X25519';
 export const CHUNK = 64 * 1024;
 const TAG = 16;
+/** Chunks in one output buffer when no pool gives the blocks. */
+const FRESH_MAX = 16;
 
 const b64 = (data: Uint8Array) => Buffer.from(data).toString('base64').replace(/=+$/, '');
 
@@ -61,13 +64,27 @@ function open(key: Uint8Array | KeyObject, nonce: Uint8Array, sealed: Uint8Array
   }
 }
 
-/** `open`, or null when the chunk does not authenticate under this nonce. */
-function tryOpen(key: Uint8Array | KeyObject, nonce: Uint8Array, sealed: Uint8Array): Buffer | null {
+/**
+ * `open` into `out` at `at` (room for the chunk's plaintext is the caller's): the plaintext's
+ * length, or null when the chunk does not authenticate under this nonce. node:crypto has no
+ * update into a given buffer, so the piece it returns is copied and freed at once (detached),
+ * never left to the garbage collector.
+ */
+function openInto(key: KeyObject, nonce: Uint8Array, sealed: Buffer, out: Buffer, at: number): number | null {
+  if (sealed.length < TAG) throw new AgeError('truncated age payload chunk', 'payload');
+  const decipher = createDecipheriv('chacha20-poly1305', key, nonce, { authTagLength: TAG });
+  decipher.setAuthTag(sealed.subarray(sealed.length - TAG));
+  const plain = decipher.update(sealed.subarray(0, sealed.length - TAG));
+  const length = plain.copy(out, at);
+  if (ownsMemory(plain)) releaseNow(plain);
+  if (length !== sealed.length - TAG) throw new Error('age: no room for a chunk in the output block');
   try {
-    return open(key, nonce, sealed);
+    // ChaCha20-Poly1305 returns everything from update; final only checks the tag.
+    if (decipher.final().length !== 0) throw new Error('unexpected output from final');
   } catch {
     return null;
   }
+  return length;
 }
 
 function streamNonce(counter: number, last: boolean): Buffer {
@@ -182,23 +199,90 @@ function unwrapFileKey(header: ParsedHeader, identities: ScoutKey[]): Buffer {
 
 /**
  * Decrypts an age stream with the first of `identities` that opens it. `armor`: whether the
- * input is ASCII-armored (`age -a`); by default its first byte tells.
+ * input is ASCII-armored (`age -a`); by default its first byte tells. `output`: blocks to
+ * decrypt into (each a multiple of 64 KiB), handed on and given back by the consumer
+ * (piece-pool.ts); without it each push is a new buffer. Input pieces
+ * from a pool go back to it once their last byte was decrypted.
  */
 export function createAgeDecrypt(
   identities: ScoutKey[],
-  options: { armor?: boolean | 'auto' } = {},
+  options: { armor?: boolean | 'auto'; output?: PiecePool } = {},
 ): Transform {
   const mode = options.armor ?? 'auto';
   /** Undefined until the first byte decided; null for a binary file. */
   let armor: ArmorDecoder | null | undefined = mode === 'auto' ? undefined : mode ? new ArmorDecoder() : null;
   /** The input until the header is read; then the payload's bytes go to `payload`. */
   let head: Buffer = Buffer.alloc(0);
-  const payload = new ByteQueue();
+  /**
+   * Input chunks read to their end, given back to their pool (piece-pool.ts) only when a
+   * transform call is over: a piece taken last is still being opened, and a block given back
+   * may at once be read into again (on the thread pool).
+   */
+  const used: Buffer[] = [];
+  const payload = new ByteQueue({ onUsed: (chunk) => used.push(chunk) });
+  const giveBackUsed = () => {
+    for (const chunk of used.splice(0)) consumed(chunk);
+  };
   /** One key object for every chunk: a raw key was imported again per 64 KiB chunk (~25 % of a restore's decryption). */
   let payloadKey: KeyObject | null = null;
   let counter = 0;
   let sawLast = false;
   const sealedChunk = CHUNK + TAG;
+  /** A sealed chunk that spans two input pieces is copied here (used only while it opens). */
+  let spanning: Buffer | null = null;
+  const pool = options.output;
+  if (pool && (pool.size < CHUNK || pool.size % CHUNK !== 0)) {
+    throw new Error('age output blocks must be a multiple of 64 KiB');
+  }
+
+  /** A block to open chunks into (one was just taken): the pool's, or one just big enough for what is there. */
+  const newBlock = (): Buffer =>
+    pool
+      ? pool.take()
+      : Buffer.allocUnsafeSlow(Math.min(FRESH_MAX, 1 + Math.ceil(payload.length / sealedChunk)) * CHUNK);
+  const handOn = (block: Buffer, length: number): Buffer =>
+    pool ? pool.handOn(block, length) : block.subarray(0, length);
+  const giveBack = (block: Buffer): void => pool?.give(block);
+
+  /**
+   * Opens every whole chunk there is into blocks (no buffer per chunk, no joining), each
+   * pushed once full and at the end.
+   */
+  function drainInto(key: KeyObject, push: (b: Buffer) => void, final: boolean): void {
+    let block: Buffer | null = null;
+    let filled = 0;
+    try {
+      while (payload.length >= sealedChunk || (final && payload.length > 0)) {
+        if (sawLast) throw new AgeError('data after the final age chunk', 'payload');
+        const take = Math.min(sealedChunk, payload.length);
+        spanning ??= Buffer.allocUnsafeSlow(sealedChunk);
+        const piece = payload.take(take, spanning);
+        if (block && filled + CHUNK > block.length) {
+          push(handOn(block, filled));
+          block = null;
+        }
+        if (!block) {
+          block = newBlock();
+          filled = 0;
+        }
+        let length: number | null = null;
+        if (take === sealedChunk) length = openInto(key, streamNonce(counter, false), piece, block, filled);
+        if (length === null) {
+          length = openInto(key, streamNonce(counter, true), piece, block, filled);
+          if (length === null)
+            throw new AgeError('decryption failed: wrong key or damaged archive', 'payload');
+          if (length === 0 && counter > 0) throw new AgeError('empty final age chunk', 'payload');
+          sawLast = true;
+        }
+        filled += length;
+        counter += 1;
+      }
+    } finally {
+      // What opened before a failure is still released.
+      if (block && filled > 0) push(handOn(block, filled));
+      else if (block) giveBack(block);
+    }
+  }
 
   function drain(push: (b: Buffer) => void, final: boolean): void {
     if (!payloadKey) {
@@ -221,35 +305,7 @@ export function createAgeDecrypt(
     // which); a shorter one can only be the last and waits for the end of the input. Every
     // chunk that opens is released at once, as age does — the chunks opened from one input
     // piece together, so the stages after this one get few large writes.
-    const plains: Buffer[] = [];
-    try {
-      while (payload.length >= sealedChunk || (final && payload.length > 0)) {
-        if (sawLast) throw new AgeError('data after the final age chunk', 'payload');
-        const take = Math.min(sealedChunk, payload.length);
-        const piece = payload.take(take);
-        let plain: Buffer | null = null;
-        if (take === sealedChunk) plain = tryOpen(payloadKey, streamNonce(counter, false), piece);
-        if (plain === null) {
-          plain = open(payloadKey, streamNonce(counter, true), piece);
-          if (plain.length === 0 && counter > 0) throw new AgeError('empty final age chunk', 'payload');
-          sawLast = true;
-        }
-        plains.push(plain);
-        counter += 1;
-      }
-    } finally {
-      // What opened before a failure is still released.
-      if (plains.length === 1) push(plains[0] as Buffer);
-      else if (plains.length > 1) {
-        push(Buffer.concat(plains));
-        // Copied: free the pieces now rather than at some later garbage collection.
-        for (const plain of plains) {
-          if (plain.byteOffset === 0 && plain.length === plain.buffer.byteLength && plain.length >= CHUNK) {
-            (plain.buffer as ArrayBuffer & { transfer(n: number): ArrayBuffer }).transfer(0);
-          }
-        }
-      }
-    }
+    drainInto(payloadKey, push, final);
     if (final && !sawLast) throw new AgeError('truncated age payload: the final chunk is missing', 'payload');
   }
 
@@ -264,6 +320,7 @@ export function createAgeDecrypt(
         else head = head.length === 0 ? chunk : Buffer.concat([head, chunk]);
         // Wait for more than a whole sealed chunk: only then is it surely not the last one.
         if (!payloadKey || payload.length > sealedChunk) drain((b) => this.push(b), false);
+        giveBackUsed();
         done();
       } catch (error) {
         done(error as Error);
@@ -273,6 +330,7 @@ export function createAgeDecrypt(
       try {
         armor?.end();
         drain((b) => this.push(b), true);
+        giveBackUsed();
         done();
       } catch (error) {
         done(error as Error);

@@ -8,6 +8,12 @@ export class ByteQueue {
   /** Index of the first chunk still in use; used ones are dropped in batches. */
   #head = 0;
   #length = 0;
+  readonly #onUsed: ((chunk: Buffer) => void) | undefined;
+
+  /** `onUsed`: told of each chunk once its last byte was taken (or skipped). */
+  constructor(options: { onUsed?: (chunk: Buffer) => void } = {}) {
+    this.#onUsed = options.onUsed;
+  }
 
   get length(): number {
     return this.#length;
@@ -28,11 +34,14 @@ export class ByteQueue {
     return piece;
   }
 
-  /** Exactly `n` bytes from the front (the caller checked `length`); copies only across chunks. */
-  take(n: number): Buffer {
+  /**
+   * Exactly `n` bytes from the front (the caller checked `length`); copies only across chunks,
+   * into `scratch` when given (at least `n` bytes; the result is then valid until its next use).
+   */
+  take(n: number, scratch?: Buffer): Buffer {
     const first = this.#chunks[this.#head];
     if (first && first.length >= n) return this.takeSome(n);
-    const out = Buffer.allocUnsafe(n);
+    const out = scratch ? scratch.subarray(0, n) : Buffer.allocUnsafe(n);
     let at = 0;
     while (at < n) {
       const piece = this.takeSome(n - at);
@@ -64,6 +73,7 @@ export class ByteQueue {
     // otherwise keep every chunk it ever held until the next compaction.
     this.#chunks[this.#head] = EMPTY;
     this.#head += 1;
+    this.#onUsed?.(first);
     if (this.#head === this.#chunks.length) {
       this.#chunks.length = 0;
       this.#head = 0;

@@ -1,7 +1,8 @@
 import { Transform, type TransformCallback } from 'node:stream';
+import { consumed, type PiecePool } from './piece-pool.ts';
 
 /** The size of the pieces the stages after a download get. */
-const PIECE = 1024 * 1024;
+export const PIECE = 1024 * 1024;
 
 /**
  * Gathers a stream's small pieces into pieces of `size` bytes (the last one shorter). A
@@ -9,8 +10,14 @@ const PIECE = 1024 * 1024;
  * of its own and, worse, a write to zstd of its own, a round trip to the thread pool each:
  * restoring from a Station cost 50 % more main-thread CPU than from the same file on disk.
  * Pieces of `size` or more (a file read with a 1 MiB highWaterMark) pass through uncopied.
+ * With `pool` (blocks of `size`), the pieces are its blocks, given back by the stage that reads them;
+ * a pooled input piece it copied goes back to its own pool at once.
  */
-export function coalescer(size = PIECE): Transform {
+export function coalescer(size = PIECE, pool?: PiecePool): Transform {
+  if (pool && pool.size !== size) throw new Error("coalescer: the pool's blocks must be of the piece size");
+  const fresh = () => (pool ? pool.take() : Buffer.allocUnsafeSlow(size));
+  const handOn = (block: Buffer, length: number) =>
+    pool ? pool.handOn(block, length) : block.subarray(0, length);
   let batch: Buffer | null = null;
   let length = 0;
   return new Transform({
@@ -22,20 +29,22 @@ export function coalescer(size = PIECE): Transform {
       }
       let at = 0;
       while (at < chunk.length) {
-        batch ??= Buffer.allocUnsafeSlow(size);
+        batch ??= fresh();
         const copied = chunk.copy(batch, length, at);
         length += copied;
         at += copied;
         if (length === size) {
-          this.push(batch);
+          this.push(handOn(batch, size));
           batch = null;
           length = 0;
         }
       }
+      // Copied: a pooled piece (a pipe read short, pooled-file.ts) goes back to its pool.
+      consumed(chunk);
       done();
     },
     flush(done: TransformCallback) {
-      if (batch && length > 0) this.push(batch.subarray(0, length));
+      if (batch && length > 0) this.push(handOn(batch, length));
       batch = null;
       done();
     },

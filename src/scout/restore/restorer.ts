@@ -150,17 +150,21 @@ export async function restoreArchive(options: RestoreOptions): Promise<RestorePl
   }
 
   async function extract(input: Readable): Promise<void> {
-    await readTar(input, async (entry: TarEntry, data, whole) => {
-      options.signal?.throwIfAborted();
-      const rel = safeRelative(byteString(entry.path));
-      if (rel === '' || !isChosen(rel)) return;
-      try {
-        await restoreEntry(entry, rel, whole ?? data);
-      } catch (error) {
-        if (!isEntryProblem(error)) throw error;
-        problem(rel, `not restored: ${reasonOf(error)}`);
-      }
-    });
+    await readTar(
+      input,
+      async (entry: TarEntry, data, whole) => {
+        options.signal?.throwIfAborted();
+        const rel = safeRelative(byteString(entry.path));
+        if (rel === '' || !isChosen(rel)) return;
+        try {
+          await restoreEntry(entry, rel, whole ?? data);
+        } catch (error) {
+          if (!isEntryProblem(error)) throw error;
+          problem(rel, `not restored: ${reasonOf(error)}`);
+        }
+      },
+      { freeInput: true },
+    );
   }
 
   async function restoreEntry(entry: TarEntry, rel: string, data: EntryData): Promise<void> {

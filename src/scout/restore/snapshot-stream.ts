@@ -1,10 +1,11 @@
 import { PassThrough, type Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { createZstdDecompress, type ZstdOptions } from 'node:zlib';
+import { createZstdDecompress, type ZstdDecompress, type ZstdOptions } from 'node:zlib';
 import { createAgeDecrypt } from '../archive/age.ts';
 import { byteCounter } from '../archive/byte-counter.ts';
 import type { ScoutKey } from '../archive/x25519.ts';
-import { coalescer } from './coalescer.ts';
+import { coalescer, PIECE } from './coalescer.ts';
+import { consumed, PiecePool } from './piece-pool.ts';
 import { zstdFrameCutter } from './zstd-frames.ts';
 
 /** zstd refused the decrypted bytes (not zstd, a broken frame, cut short): the snapshot is damaged. */
@@ -15,6 +16,30 @@ export class ZstdError extends Error {
 /** An error of Node's zlib binding (zstd's `ZSTD_error_*`, or `Z_BUF_ERROR` at a cut-off end). */
 const fromZlib = (error: unknown): error is NodeJS.ErrnoException =>
   error instanceof Error && /^(ZSTD_error|Z_)/.test(String((error as NodeJS.ErrnoException).code));
+
+/** The size of the blocks age decrypts into (16 of its 64 KiB chunks), reused once zstd read them. */
+const DECRYPTED_BLOCK = 1024 * 1024;
+
+/**
+ * zstd's decompressor that reports each input piece once it has read it all: Node's zlib
+ * streams call a write's callback only when the compression library has taken in the whole
+ * input (it keeps no reference after), and `_transform` is the one place that callback
+ * passes. Only there is the end of a write known; a `write` callback would need its own pipe.
+ */
+function zstdReporting(done: (piece: Buffer) => void): ZstdDecompress {
+  // Stream options pass through to the Transform (the zstd typings omit them).
+  const zstd = createZstdDecompress({
+    chunkSize: 1024 * 1024,
+    highWaterMark: 4 * 1024 * 1024,
+  } as ZstdOptions);
+  const transform = zstd._transform.bind(zstd);
+  zstd._transform = (chunk: Buffer, encoding, finish) =>
+    transform(chunk, encoding, (error?: Error | null, data?: unknown) => {
+      if (!error) done(chunk);
+      finish(error, data);
+    });
+  return zstd;
+}
 
 /**
  * An encrypted snapshot as its tar stream: source → byte count → 1 MiB pieces → age → zstd. Errors of the
@@ -29,20 +54,28 @@ export function snapshotTarStream(options: {
 }): { tar: PassThrough; plumbing: Promise<unknown> } {
   // Room for decompression to run ahead (on the thread pool) while the tar reader writes files.
   const tar = new PassThrough({ highWaterMark: 4 * 1024 * 1024 });
+  // Decrypted blocks come back once zstd read them: at most the few in the streams between.
+  const decrypted = new PiecePool({ size: DECRYPTED_BLOCK, keep: 8 });
+  // Gathered download pieces come back once age decrypted them.
+  const gathered = new PiecePool({ size: PIECE, keep: 4 });
   const plumbing = pipeline(
     options.source,
     byteCounter((bytes) => options.onSourceBytes?.(bytes)),
-    coalescer(),
-    createAgeDecrypt(options.keys),
+    coalescer(PIECE, gathered),
+    createAgeDecrypt(options.keys, { output: decrypted }),
     zstdFrameCutter(),
-    // Stream options pass through to the Transform (the zstd typings omit them).
-    createZstdDecompress({ chunkSize: 1024 * 1024, highWaterMark: 4 * 1024 * 1024 } as ZstdOptions),
+    zstdReporting(consumed),
     tar,
-  ).catch((error: unknown) => {
-    const failure = fromZlib(error) ? new ZstdError(`zstd: ${error.message}`, { cause: error }) : error;
-    tar.destroy(failure as Error);
-    return failure;
-  });
+  )
+    .catch((error: unknown) => {
+      const failure = fromZlib(error) ? new ZstdError(`zstd: ${error.message}`, { cause: error }) : error;
+      tar.destroy(failure as Error);
+      return failure;
+    })
+    .finally(() => {
+      decrypted.close();
+      gathered.close();
+    });
   return { tar, plumbing };
 }
 

@@ -1,11 +1,14 @@
 import type { Readable } from 'node:stream';
 import { ByteQueue } from './byte-queue.ts';
+import { releaseNow } from './piece-pool.ts';
 
 const BLOCK = 512;
 /** An entry's data up to this size, already read in, is handed over whole (see `readTar`). */
 const WHOLE_MAX = 256 * 1024;
 /** Pax and GNU long-name headers for one entry together; real ones hold a few paths. */
 const MAX_METADATA = 1024 * 1024;
+/** Input buffers at least this big are freed once read, with `freeInput` (below: maybe Node's shared pool). */
+const FREED_MIN = 64 * 1024;
 
 export interface TarEntry {
   /** The entry's name as the archive holds it: bytes (pax records and headers are bytes, not text). */
@@ -156,13 +159,35 @@ function checksumOk(block: Buffer): boolean {
  * comes as `whole`, its data in one buffer, for a handler to use without awaiting the
  * iterator piece by piece (the iterator then yields the same buffer). Memory stays bounded by
  * the input chunks.
+ *
+ * `freeInput`: the input's chunks are the reader's alone (zstd's output in snapshot-stream.ts),
+ * so each big one is freed (detached) once read, between entries, instead of waiting for the
+ * garbage collector — which a restore otherwise ran every 20–30 MiB, set off by these buffers
+ * outside the heap. A handler must then not keep a piece after its promise settles.
  */
 export async function readTar(
   input: Readable,
   onEntry: (entry: TarEntry, data: AsyncGenerator<Buffer>, whole: Buffer | null) => Promise<void>,
+  options: { freeInput?: boolean } = {},
 ): Promise<void> {
   const iterator = input[Symbol.asyncIterator]() as AsyncIterator<Buffer>;
-  const buffered = new ByteQueue();
+  /** Chunks read to their end, to free before the next header. */
+  const used: Buffer[] = [];
+  const buffered = new ByteQueue(
+    options.freeInput
+      ? {
+          onUsed: (chunk) => {
+            // Only the end of a big buffer of its own: zlib fills each output buffer in order
+            // and hands out slices of it, so its end means every slice of it was read. Small
+            // buffers may be slices of Node's shared pool.
+            const memory = chunk.buffer;
+            if (memory.byteLength >= FREED_MIN && chunk.byteOffset + chunk.length === memory.byteLength) {
+              used.push(chunk);
+            }
+          },
+        }
+      : {},
+  );
   let ended = false;
 
   async function fill(n: number): Promise<boolean> {
@@ -217,6 +242,8 @@ export async function readTar(
   /** Bytes of pax and long-name headers read for the coming entry. */
   let metadata = 0;
   for (;;) {
+    // No handler runs and no header is in use: the chunks read to their end are free.
+    for (const chunk of used.splice(0)) releaseNow(chunk);
     if (buffered.length < BLOCK && !(await fill(BLOCK))) {
       if (buffered.length === 0) return;
       throw new TarError('truncated tar archive');
