@@ -6,6 +6,8 @@ import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { createServer, get, type IncomingMessage } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
@@ -157,6 +159,24 @@ describe('the coalescer', () => {
     assert.equal(gathered.allocated, 1);
   });
 
+  test('with freeCopied, frees a big buffer it copied to its end, and nothing else', async () => {
+    const big = Buffer.allocUnsafeSlow(64 * 1024).fill(1);
+    const head = big.subarray(0, 1000);
+    const tail = big.subarray(1000);
+    const small = Buffer.from('abc');
+    const out: Buffer[] = [];
+    const stage = coalescer(MiB, undefined, { freeCopied: true });
+    stage.on('data', (piece: Buffer) => out.push(piece));
+    stage.write(head);
+    assert.equal(big.buffer.byteLength, 64 * 1024, 'not freed before its end was copied');
+    stage.write(tail);
+    stage.end(small);
+    await once(stage, 'end');
+    assert.equal(big.buffer.byteLength, 0);
+    assert.equal(small.toString(), 'abc');
+    assert.ok(Buffer.concat(out).equals(Buffer.concat([Buffer.alloc(64 * 1024, 1), small])));
+  });
+
   test('a pipe read into pooled blocks (short reads) restores the same bytes', async () => {
     const data = randomBytes(3 * MiB + 11);
     const fifo = join(dir, 'fifo');
@@ -192,7 +212,7 @@ describe('the tar reader with freeInput', () => {
 });
 
 describe('a snapshot restored through the pooled stages', () => {
-  test('a tar of 6 MiB in zstd frames comes out unchanged, whatever the piece sizes', async () => {
+  test('a tar of 6 MiB in zstd frames comes out unchanged from a file, a download and small pieces', async (t) => {
     const contents = [randomBytes(2 * MiB + 5), Buffer.alloc(3 * MiB), randomBytes(900)];
     const archive = tarOf(contents);
     const frames: Buffer[] = [];
@@ -200,7 +220,21 @@ describe('a snapshot restored through the pooled stages', () => {
       frames.push(zstdCompressSync(archive.subarray(at, at + MiB)));
     const path = await sealed('tar.age', Buffer.concat(frames));
     const file = await readFile(path);
+    // A download (node:http, as stream-get.ts): its socket reads are freed once gathered.
+    const server = createServer((_req, res) => {
+      for (let at = 0; at < file.length; at += 100_000) res.write(file.subarray(at, at + 100_000));
+      res.end();
+    });
+    server.listen(0, '127.0.0.1');
+    await once(server, 'listening');
+    const { port } = server.address() as AddressInfo;
+    t.after(() => server.close());
+    const download = async () => {
+      const [res] = (await once(get(`http://127.0.0.1:${port}/`), 'response')) as [IncomingMessage];
+      return res;
+    };
     for (const source of [
+      download,
       () => pooledFileStream(path),
       // A download: small pieces, gathered by the coalescer into its pooled blocks.
       () =>
@@ -211,7 +245,7 @@ describe('a snapshot restored through the pooled stages', () => {
         ),
     ]) {
       const got: Buffer[] = [];
-      await readSnapshotTar({ source: source(), keys: [key] }, (tar) =>
+      await readSnapshotTar({ source: await source(), keys: [key] }, (tar) =>
         readTar(tar, collector(got), { freeInput: true }),
       );
       assertSame(got, contents);

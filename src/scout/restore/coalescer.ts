@@ -1,5 +1,8 @@
 import { Transform, type TransformCallback } from 'node:stream';
-import { consumed, type PiecePool } from './piece-pool.ts';
+import { consumed, type PiecePool, releaseNow } from './piece-pool.ts';
+
+/** Below this, a buffer may be a slice of Node's shared pool (8 KiB slabs): never freed here. */
+const FREED_MIN = 16 * 1024;
 
 /** The size of the pieces the stages after a download get. */
 export const PIECE = 1024 * 1024;
@@ -11,9 +14,12 @@ export const PIECE = 1024 * 1024;
  * restoring from a Station cost 50 % more main-thread CPU than from the same file on disk.
  * Pieces of `size` or more (a file read with a 1 MiB highWaterMark) pass through uncopied.
  * With `pool` (blocks of `size`), the pieces are its blocks, given back by the stage that reads them;
- * a pooled input piece it copied goes back to its own pool at once.
+ * a pooled input piece it copied goes back to its own pool at once. `freeCopied`: the input's
+ * buffers are this stream's alone (a download's socket reads): each one copied to its end is
+ * freed at once (the slices before its end came first, so they were copied already), not left
+ * to the garbage collector — they were most of what the Scout's heap grew by in its own restore.
  */
-export function coalescer(size = PIECE, pool?: PiecePool): Transform {
+export function coalescer(size = PIECE, pool?: PiecePool, options: { freeCopied?: boolean } = {}): Transform {
   if (pool && pool.size !== size) throw new Error("coalescer: the pool's blocks must be of the piece size");
   const fresh = () => (pool ? pool.take() : Buffer.allocUnsafeSlow(size));
   const handOn = (block: Buffer, length: number) =>
@@ -39,8 +45,16 @@ export function coalescer(size = PIECE, pool?: PiecePool): Transform {
           length = 0;
         }
       }
-      // Copied: a pooled piece (a pipe read short, pooled-file.ts) goes back to its pool.
-      consumed(chunk);
+      // Copied: a pooled piece (a pipe read short, pooled-file.ts) goes back to its pool; with
+      // freeCopied, another buffer read to its end is freed.
+      if (
+        !consumed(chunk) &&
+        options.freeCopied &&
+        chunk.buffer.byteLength >= FREED_MIN &&
+        chunk.byteOffset + chunk.length === chunk.buffer.byteLength
+      ) {
+        releaseNow(chunk);
+      }
       done();
     },
     flush(done: TransformCallback) {

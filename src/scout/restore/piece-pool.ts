@@ -13,9 +13,12 @@ const owners = new WeakMap<ArrayBufferLike, PiecePool>();
 /**
  * The stage that reads `piece` last is done with it: a block of a pool (or a slice of one,
  * read in order) goes back to its pool once its last byte is. Any other buffer is ignored.
+ * True when `piece` is (part of) a pool's block.
  */
-export function consumed(piece: Buffer): void {
-  owners.get(piece.buffer)?.consumed(piece);
+export function consumed(piece: Buffer): boolean {
+  const pool = owners.get(piece.buffer);
+  pool?.consumed(piece);
+  return pool !== undefined;
 }
 
 /**

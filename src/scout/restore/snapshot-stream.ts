@@ -1,3 +1,4 @@
+import { IncomingMessage } from 'node:http';
 import { PassThrough, type Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { createZstdDecompress, type ZstdDecompress, type ZstdOptions } from 'node:zlib';
@@ -61,7 +62,8 @@ export function snapshotTarStream(options: {
   const plumbing = pipeline(
     options.source,
     byteCounter((bytes) => options.onSourceBytes?.(bytes)),
-    coalescer(PIECE, gathered),
+    // A download's socket reads are this stream's alone: freed once gathered.
+    coalescer(PIECE, gathered, { freeCopied: options.source instanceof IncomingMessage }),
     createAgeDecrypt(options.keys, { output: decrypted }),
     zstdFrameCutter(),
     zstdReporting(consumed),
