@@ -11,8 +11,9 @@ import {
   timingSafeEqual,
 } from 'node:crypto';
 import { Transform, type TransformCallback } from 'node:stream';
+import { ownsMemory, releaseNow } from '../../core/release-memory.ts';
 import { ByteQueue } from '../restore/byte-queue.ts';
-import { consumed, ownsMemory, type PiecePool, releaseNow } from '../restore/piece-pool.ts';
+import { consumed, type PiecePool } from '../restore/piece-pool.ts';
 import { ArmorDecoder, startsArmor } from './age-armor.ts';
 import { AgeError } from './age-errors.ts';
 import { publicKeyObject, type ScoutKey, x25519 } from './x25519.ts';

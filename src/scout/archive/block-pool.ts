@@ -1,3 +1,5 @@
+import { releaseNow } from '../../core/release-memory.ts';
+
 /**
  * One block of the archive pipeline: tar bytes go into `input` (read from disk straight into
  * it), a zstd worker compresses them into `output`, the sealing worker encrypts `output` and
@@ -24,10 +26,6 @@ export const slotOf = (message: SlotMessage): Slot => ({
   input: Buffer.from(message.input),
   output: Buffer.from(message.output),
 });
-
-/** Frees a buffer's memory now (detaching it): an idle Scout runs no garbage collection. */
-const release = (bytes: Buffer) =>
-  (bytes.buffer as ArrayBuffer & { transfer(length: number): ArrayBuffer }).transfer(0);
 
 /**
  * A fixed set of slots, allocated once per archive and reused for every block: nothing is
@@ -67,8 +65,8 @@ export class BlockPool {
   /** Frees the memory of every slot given back. */
   release(): void {
     for (const slot of this.#free.splice(0)) {
-      release(slot.input);
-      release(slot.output);
+      releaseNow(slot.input);
+      releaseNow(slot.output);
     }
   }
 }

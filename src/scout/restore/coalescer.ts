@@ -1,5 +1,6 @@
 import { Transform, type TransformCallback } from 'node:stream';
-import { consumed, type PiecePool, releaseNow } from './piece-pool.ts';
+import { releaseNow } from '../../core/release-memory.ts';
+import { consumed, type PiecePool } from './piece-pool.ts';
 
 /** Below this, a buffer may be a slice of Node's shared pool (8 KiB slabs): never freed here. */
 const FREED_MIN = 16 * 1024;

@@ -1,11 +1,4 @@
-/** Frees a buffer's memory now (detaching it) instead of at some later garbage collection. */
-export const releaseNow = (bytes: Buffer): void => {
-  (bytes.buffer as ArrayBuffer & { transfer(length: number): ArrayBuffer }).transfer(0);
-};
-
-/** Whether `bytes` is the whole of its own ArrayBuffer (so nothing else can view it). */
-export const ownsMemory = (bytes: Buffer): boolean =>
-  bytes.byteOffset === 0 && bytes.length === bytes.buffer.byteLength;
+import { releaseNow } from '../../core/release-memory.ts';
 
 /** Each block handed on, to the pool it goes back to. */
 const owners = new WeakMap<ArrayBufferLike, PiecePool>();

@@ -1,6 +1,6 @@
 import type { Readable } from 'node:stream';
+import { releaseNow } from '../../core/release-memory.ts';
 import { ByteQueue } from './byte-queue.ts';
-import { releaseNow } from './piece-pool.ts';
 
 const BLOCK = 512;
 /** An entry's data up to this size, already read in, is handed over whole (see `readTar`). */
