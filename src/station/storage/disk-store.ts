@@ -18,6 +18,8 @@ import { SnapshotExists } from './store-errors.ts';
 
 const UPLOAD_ID = /^[A-Za-z0-9_-]{1,100}$/;
 const STAGED_SUFFIX = '.part';
+/** The chunk a disk Station asks for (any size is taken); proxies must allow it (README). */
+const DISK_CHUNK_BYTES = 16 * 1024 * 1024;
 
 /**
  * Snapshots on the local disk under BACKUP_ROOT, uploads staged in STAGING_DIR as
@@ -136,7 +138,8 @@ export function createDiskStore(dirs: { backupRoot: string; stagingDir: string }
       };
     },
 
-    chunkSizeFor: () => 16 * 1024 * 1024,
+    chunkSizeFor: () => DISK_CHUNK_BYTES,
+    partSizeFor: () => DISK_CHUNK_BYTES,
 
     async beginStaging(upload) {
       snapshotSegments(upload.target);

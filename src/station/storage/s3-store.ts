@@ -179,6 +179,7 @@ export function createS3Store(config: S3Config, client: S3Client = s3Client(conf
      * last part, then saves the state and answers.
      */
     chunkSizeFor: (archiveSizeBytes) => PARTS_PER_CHUNK * partSizeFor(archiveSizeBytes),
+    partSizeFor,
 
     async beginStaging(upload) {
       const partSize = partSizeFor(upload.sizeBytes);

@@ -87,6 +87,12 @@ export interface SnapshotStore {
    */
   chunkSizeFor(archiveSizeBytes: number): number;
   /**
+   * The store's own unit for the same archive (one S3 part; the disk's chunk): the smallest
+   * piece whose state is saved once whole. A replica copies in these, so its progress
+   * (`bytes_copied`) moves every part, not every four.
+   */
+  partSizeFor(archiveSizeBytes: number): number;
+  /**
    * Opens the staging area of a new upload; returns the `state` to keep with the session. Its
    * `sizeBytes` is what the parts are chosen for (a streamed upload's planned size).
    */

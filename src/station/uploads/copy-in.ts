@@ -107,8 +107,8 @@ export function createCopyIn(deps: UploadDeps) {
       return { session, next: await deps.store.stagedBytes(stagedUploadOf(session)) };
     },
 
-    /** The size of each piece to append (whole S3 parts, so a piece's state is saved once whole). */
-    pieceSize: (sizeBytes: number) => deps.store.chunkSizeFor(sizeBytes),
+    /** The size of each piece to append (one S3 part, so a piece's state is saved once whole). */
+    pieceSize: (sizeBytes: number) => deps.store.partSizeFor(sizeBytes),
 
     /**
      * Appends `body` at `offset`; returns the next offset, and `interrupted` when the body failed
