@@ -14,6 +14,7 @@ import { requestLog } from './request-log.ts';
 import { automationTokenRoutes } from './routes/automation-tokens.ts';
 import { sessionRoutes } from './routes/session.ts';
 import { userRoutes } from './routes/users.ts';
+import { closeAfterUnreadBody } from './unread-body.ts';
 
 export interface CoreAppOptions {
   /** Requests the general `/api` rate limit does not count (downloads). */
@@ -35,6 +36,7 @@ export function createCoreApp(core: Core, options: CoreAppOptions = {}): Hono<Ap
   const proxies = trustedProxies(options.trustProxy ?? []);
   app.onError(handleError);
   app.notFound(handleNotFound);
+  app.use('*', closeAfterUnreadBody());
   app.use('*', requestLog());
   app.use('*', async function provideCore(c, next) {
     c.set('core', core);

@@ -1,0 +1,69 @@
+// An answer sent before the request's body arrived says `Connection: close`
+// (src/core/http/unread-body.ts), on a real server and port: a client must not send its next
+// request on a socket that still holds the refused body's bytes.
+
+import assert from 'node:assert/strict';
+import { request } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { after, before, test } from 'node:test';
+import { serve } from '@hono/node-server';
+import { Hono } from 'hono';
+import { closeAfterUnreadBody } from '../../src/core/http/unread-body.ts';
+
+const app = new Hono();
+app.use('*', closeAfterUnreadBody());
+app.put('/refuse', (c) => c.json({ detail: 'refused before reading' }, 413));
+app.put('/read', async (c) => c.json({ bytes: (await c.req.arrayBuffer()).byteLength }));
+
+let server: ReturnType<typeof serve>;
+let port = 0;
+before(async () => {
+  await new Promise<void>((resolve) => {
+    server = serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' }, (info: AddressInfo) => {
+      port = info.port;
+      resolve();
+    });
+  });
+});
+after(() => new Promise<void>((resolve) => server.close(() => resolve())));
+
+/** PUTs `size` bytes in 64 KiB writes; resolves with the answer's status and Connection header. */
+function put(path: string, size: number): Promise<{ status: number; connection: string | undefined }> {
+  return new Promise((resolve, reject) => {
+    const req = request(
+      { host: '127.0.0.1', port, path, method: 'PUT', headers: { 'content-length': size } },
+      (res) => {
+        res.resume();
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, connection: res.headers.connection }));
+      },
+    );
+    req.on('error', (error) =>
+      (error as NodeJS.ErrnoException).code === 'EPIPE' ? undefined : reject(error),
+    );
+    const piece = Buffer.alloc(64 * 1024);
+    let sent = 0;
+    const more = () => {
+      while (sent < size) {
+        sent += piece.length;
+        if (!req.write(piece.subarray(0, Math.min(piece.length, size - sent + piece.length)))) {
+          req.once('drain', more);
+          return;
+        }
+      }
+      req.end();
+    };
+    more();
+  });
+}
+
+test('an answer before a large body arrived closes the connection', async () => {
+  const answer = await put('/refuse', 32 * 1024 * 1024);
+  assert.equal(answer.status, 413);
+  assert.equal(answer.connection, 'close');
+});
+
+test('an answer after the whole body was read keeps it open', async () => {
+  const answer = await put('/read', 256 * 1024);
+  assert.equal(answer.status, 200);
+  assert.equal(answer.connection, 'keep-alive');
+});
