@@ -18,6 +18,7 @@ import { statusRoutes } from './routes/status.ts';
 import { createJobAdmin } from './services/job-admin.ts';
 import { createScoutMetrics } from './services/scout-metrics.ts';
 import { createScoutServices } from './services.ts';
+import { sweepStaging } from './state/staging-sweep.ts';
 
 const log = logger.child({ mod: 'scout/app' });
 
@@ -43,6 +44,9 @@ export async function startScout(config: ScoutConfig): Promise<RunningRole> {
     app.route('/', restoreRequestRoutes(scout.decisions));
     app.route('/', webUiRoutes('scout'));
     await scout.states.markInterrupted();
+    const swept = await sweepStaging(scout.backup.stagingDir, scout.states);
+    if (swept.length > 0)
+      log.info({ removed: swept.length, examples: swept.slice(0, 5) }, 'staging: leftovers removed');
     const problem = await scout.catalog.problem();
     if (problem) log.warn({ scan_root: config.scanRoot }, problem);
     void scout.catalog.refresh();
