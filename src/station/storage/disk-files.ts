@@ -27,6 +27,14 @@ export async function probeWritable(dir: string): Promise<string | null> {
   }
 }
 
+/** For `.catch`: a path that is gone (ENOENT) gives `fallback`; any other error is thrown again. */
+export function unlessGone<T>(fallback: T) {
+  return (error: NodeJS.ErrnoException): T => {
+    if (error.code === 'ENOENT') return fallback;
+    throw error;
+  };
+}
+
 /** Sub-folders whose names are namespace components (anything else is not ours). */
 export async function subdirs(dir: string): Promise<string[]> {
   try {

@@ -1,9 +1,9 @@
-import { constants, type Stats } from 'node:fs';
+import { constants } from 'node:fs';
 import { mkdir, open, readdir, rm, stat, statfs, truncate, unlink } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { badRequest, notFound } from '../../core/errors.ts';
 import { createStagedWriter } from './disk-append.ts';
-import { placeFile, probeWritable, subdirs, TEMP_PREFIX } from './disk-files.ts';
+import { placeFile, probeWritable, subdirs, TEMP_PREFIX, unlessGone } from './disk-files.ts';
 import { isSnapshotFilename } from './keys.ts';
 import { instanceFolders, jobFolders, snapshotSegments } from './layout.ts';
 import type {
@@ -244,15 +244,20 @@ export function createDiskStore(dirs: { backupRoot: string; stagingDir: string }
      * round trips left start-up's reconcile idle for ~22 s (bench/overview.ts).
      */
     async *list(): AsyncGenerator<StoredFile> {
+      // Retention and uploads go on while a verification run lists: a folder or file that goes
+      // between its listing and its stat is simply not there.
       for await (const { scoutId, instanceId, jobName, dir } of jobDirs()) {
-        const names = (await readdir(dir, { withFileTypes: true }))
+        const names = (await readdir(dir, { withFileTypes: true }).catch(unlessGone([])))
           .filter((entry) => entry.isFile() && isSnapshotFilename(entry.name))
           .map((entry) => entry.name);
         for (let at = 0; at < names.length; at += STAT_AT_ONCE) {
           const group = names.slice(at, at + STAT_AT_ONCE);
-          const stats = await Promise.all(group.map((filename) => stat(join(dir, filename))));
+          const stats = await Promise.all(
+            group.map((filename) => stat(join(dir, filename)).catch(unlessGone(null))),
+          );
           for (const [i, filename] of group.entries()) {
-            const s = stats[i] as Stats;
+            const s = stats[i];
+            if (!s) continue;
             yield {
               scoutId,
               instanceId,

@@ -183,4 +183,31 @@ describe('disk store', () => {
       (e: AppError) => e.status === 400,
     );
   });
+
+  test('a listing goes on when a job folder goes while it runs (retention beside a verification run)', async () => {
+    const where = folders();
+    const names = [
+      'job__2026-11-01T00-00-00Z__abcdef01.tar.zst',
+      'job__2026-11-02T00-00-00Z__abcdef01.tar.zst',
+    ];
+    for (const job of ['alpha', 'beta', 'gamma'])
+      for (const name of names) {
+        const path = join(where.backupRoot, 'host', 'inst-1', job, name.replace('job', job));
+        mkdirSync(dirname(path), { recursive: true });
+        writeFileSync(path, job);
+      }
+    const listed: string[] = [];
+    let gone = '';
+    for await (const file of createDiskStore(where).list()) {
+      if (!gone) {
+        // A job folder the listing has not reached yet (job folders are read one after another).
+        gone = ['alpha', 'beta', 'gamma'].find((job) => job !== file.jobName) ?? '';
+        rmSync(join(where.backupRoot, 'host', 'inst-1', gone), { recursive: true });
+      }
+      listed.push(`${file.jobName}/${file.filename}`);
+    }
+    const jobs = new Set(listed.map((entry) => entry.split('/')[0]));
+    assert.equal(listed.length, 4, listed.join(', '));
+    assert.equal(jobs.has(gone), false, 'the folder that went is not listed');
+  });
 });
