@@ -15,3 +15,40 @@ export const ownsMemory = (bytes: Buffer): boolean =>
 export const releaseNow = (bytes: Buffer): void => {
   (bytes.buffer as Transferable).transfer(0);
 };
+
+/**
+ * Hands the memory that glibc's malloc holds free back to the system: the pages inside free
+ * chunks of every arena, main and per-thread (the threads of an archive or a restore leave
+ * their arenas full of freed blocks that glibc keeps, and only malloc_trim gives back). Node
+ * has no call for it and the Scout has no native addon, so it goes through SQLite's extension
+ * loader (node:sqlite, built in): `loadExtension(file, entry)` dlopens the file and calls
+ * `entry(db, &errorMessage, api)`; with glibc's libc.so.6 (already loaded: dlopen finds it by
+ * its soname) and `malloc_trim` as the entry, that calls `malloc_trim(pad)` with the database's
+ * address as `pad`. malloc_trim releases the whole pages of every free chunk in every arena
+ * whatever `pad` is, and only the top of the main arena by `pad` less (so, here, not at all:
+ * glibc trims that top itself when a free leaves more than its trim threshold). It answers 1
+ * when it released something, which SQLite reports as a failed extension: that is success here.
+ * Measured: a Scout idle at 233 MiB after five backups went to 149 MiB on malloc_trim (issue
+ * #27). Anywhere else (not Linux, musl, no such symbol) it does nothing, and stops trying.
+ */
+let trimmer: { loadExtension(file: string, entry: string): void; close(): void } | null | undefined;
+
+/** Returns malloc's free memory to the system (see above); answers whether it released any. */
+export function returnFreedMemory(): boolean {
+  if (trimmer === null || process.platform !== 'linux') return false;
+  try {
+    const { DatabaseSync } = process.getBuiltinModule('node:sqlite');
+    trimmer ??= new DatabaseSync(':memory:', { allowExtension: true });
+    trimmer.loadExtension('libc.so.6', 'malloc_trim');
+    // Answered 0 (nothing released): SQLite now holds libc as a loaded extension; closing the
+    // database lets it go again.
+    trimmer.close();
+    trimmer = undefined;
+    return false;
+  } catch (error) {
+    if (/during initialization/i.test((error as Error).message)) return true;
+    trimmer?.close();
+    trimmer = null;
+    return false;
+  }
+}

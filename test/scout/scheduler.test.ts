@@ -71,3 +71,32 @@ describe('scheduler run-now', () => {
     assert.deepEqual(backup.calls, [{ trigger: 'run_now', only: [job] }]);
   });
 });
+
+describe('runner', () => {
+  test('afterEach runs once each operation has ended, failed or not, before the next can start', async () => {
+    const seen: string[] = [];
+    const runner = createRunner({ afterEach: () => seen.push(`after, busy ${runner.busy()}`) });
+    await runner.run('cycle', null, async () => {
+      seen.push('work');
+    });
+    await assert.rejects(
+      runner.run('cycle', null, async () => {
+        seen.push('failing work');
+        throw new Error('boom');
+      }),
+      /boom/,
+    );
+    assert.deepEqual(seen, ['work', 'after, busy true', 'failing work', 'after, busy true']);
+    assert.equal(runner.busy(), false);
+  });
+
+  test('an afterEach that throws does not keep the runner busy', async () => {
+    const runner = createRunner({
+      afterEach: () => {
+        throw new Error('after');
+      },
+    });
+    assert.deepEqual(await runner.run('cycle', null, async () => 1), { status: 'done', result: 1 });
+    assert.equal(runner.busy(), false);
+  });
+});

@@ -20,8 +20,12 @@ export interface OperationContext {
   progress(patch: OperationPatch): void;
 }
 
-/** One operation at a time per Scout (a cycle, a forced upload or a restore); each can be cancelled. */
-export function createRunner() {
+/**
+ * One operation at a time per Scout (a cycle, a forced upload or a restore); each can be
+ * cancelled. `afterEach` runs when one has ended, whatever its outcome, before the next can
+ * start (the Scout returns the memory the operation freed: src/core/release-memory.ts).
+ */
+export function createRunner(options: { afterEach?: () => void } = {}) {
   let operation: Operation | null = null;
   let controller: AbortController | null = null;
   let running: Promise<void> | null = null;
@@ -64,6 +68,11 @@ export function createRunner() {
         } catch (error) {
           if (!ctx.signal.aborted) log.error({ err: error, kind }, 'operation failed');
         } finally {
+          try {
+            options.afterEach?.();
+          } catch (error) {
+            log.warn({ err: error }, 'after an operation');
+          }
           operation = null;
           controller = null;
           running = null;

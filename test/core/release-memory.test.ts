@@ -1,0 +1,62 @@
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { test } from 'node:test';
+import { fileURLToPath } from 'node:url';
+
+const MODULE = fileURLToPath(new URL('../../src/core/release-memory.ts', import.meta.url));
+
+/**
+ * In a fresh process: 64 MiB of 64 KiB blocks, each followed by a small one kept alive (so a
+ * freed block cannot merge into the top of the heap, which glibc trims on its own), the large
+ * ones freed; resident MiB before and after `returnFreedMemory` (or nothing, without it).
+ */
+function residentAround(trim: boolean): { before: number; after: number; released: boolean } {
+  const script = `
+    const { releaseNow, returnFreedMemory } = await import(${JSON.stringify(MODULE)});
+    // glibc maps a large block on its own until one such block is freed: free one of 16 MiB so
+    // the 64 KiB blocks below come from the heap whatever ran before.
+    releaseNow(Buffer.allocUnsafeSlow(16 * 2 ** 20).fill(1));
+    const kept = [];
+    const freed = [];
+    for (let i = 0; i < 1024; i += 1) {
+      freed.push(Buffer.allocUnsafeSlow(64 * 1024).fill(1));
+      kept.push(Buffer.allocUnsafeSlow(2048).fill(2));
+    }
+    for (const block of freed.splice(0)) releaseNow(block);
+    const mib = () => process.memoryUsage.rss() / 2 ** 20;
+    const before = mib();
+    const released = ${trim} ? returnFreedMemory() : false;
+    console.log(JSON.stringify({ before, after: mib(), released, kept: kept.length }));
+  `;
+  return JSON.parse(
+    execFileSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8' }),
+  );
+}
+
+test('returnFreedMemory gives the pages of blocks freed into malloc back to the system (issue #27)', {
+  skip: process.platform !== 'linux' && 'glibc only',
+}, () => {
+  const kept = residentAround(false);
+  assert.ok(
+    kept.after - kept.before > -8,
+    `without it malloc already gave back ${kept.before - kept.after} MiB`,
+  );
+  const trimmed = residentAround(true);
+  assert.equal(trimmed.released, true);
+  assert.ok(
+    trimmed.before - trimmed.after >= 48,
+    `resident ${trimmed.before.toFixed(0)} -> ${trimmed.after.toFixed(0)} MiB: the freed 64 MiB stayed`,
+  );
+});
+
+test('returnFreedMemory may be called again and again', () => {
+  const script = `
+    const { returnFreedMemory } = await import(${JSON.stringify(MODULE)});
+    for (let i = 0; i < 200; i += 1) returnFreedMemory();
+    console.log('ok');
+  `;
+  assert.equal(
+    execFileSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8' }).trim(),
+    'ok',
+  );
+});
