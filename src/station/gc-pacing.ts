@@ -1,5 +1,5 @@
 import { setFlagsFromString } from 'node:v8';
-import { runInNewContext } from 'node:vm';
+import { type Collect, collector } from '../core/garbage-collector.ts';
 
 /** A young-generation collection runs after every this many bytes received into uploads. */
 export const RECEIVED_BYTES_PER_YOUNG_GC = 8 * 1024 * 1024;
@@ -24,31 +24,11 @@ export function paceGarbageCollection(): void {
   setFlagsFromString('--incremental-marking-hard-trigger=90');
 }
 
-type Collect = () => void;
-
-/**
- * V8's own `gc` of `type` (a young-generation scavenge, or a full collection), taken from a
- * fresh context while it is exposed; null if unavailable.
- */
-function collector(type: 'minor' | 'major'): Collect | null {
-  try {
-    setFlagsFromString('--expose-gc');
-    const gc = runInNewContext('typeof gc === "function" ? gc : undefined') as
-      | ((options: { type: 'minor' | 'major' }) => void)
-      | undefined;
-    return gc ? () => gc({ type }) : null;
-  } catch {
-    return null;
-  } finally {
-    setFlagsFromString('--no-expose-gc');
-  }
-}
-
-/** A young-generation collection (see `collector`). */
+/** A young-generation collection (see `collector` in src/core/garbage-collector.ts). */
 export const youngCollector = (): Collect | null => collector('minor');
 
 /**
- * A full collection (see `collector`), for work that makes much short-lived garbage in batches
+ * A full collection (see `collector` in src/core/garbage-collector.ts), for work that makes much short-lived garbage in batches
  * that outlive young collections, such as start-up's reconcile of 300,000 snapshots: V8 let
  * that garbage grow the heap by ~100 MiB before it collected (live: ~35 MiB).
  */
