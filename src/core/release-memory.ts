@@ -1,3 +1,5 @@
+import { type Collect, collector } from './garbage-collector.ts';
+
 /**
  * Memory freed now instead of at some later garbage collection: a Buffer's ArrayBuffer
  * transferred to length 0 (detached), which returns its bytes to the allocator at once. The
@@ -51,4 +53,21 @@ export function returnFreedMemory(): boolean {
     trimmer = null;
     return false;
   }
+}
+
+let thorough: Collect | null | undefined;
+
+/**
+ * After a burst of work that made much garbage and used other threads (the Scout's backups and
+ * restores): V8's most thorough full collection (the heap's dead buffers and objects freed, its
+ * pages compacted and new space shrunk; garbage-collector.ts), then returnFreedMemory for what
+ * that and the work's threads freed into malloc. Without the collection, dead buffers would
+ * wait in the heap for a collection an idle process may not run. Measured on the Scout (0.25
+ * GiB and 1 GiB bench datasets, idle 3 s after five backups): V8 heap 33-34 -> 21 MiB
+ * committed, idle RSS 154-162 -> 142-145 MiB and 166 -> 156 MiB, backup CPU no different.
+ */
+export function releaseAfterWork(): void {
+  thorough ??= collector('major', 'last-resort');
+  thorough?.();
+  returnFreedMemory();
 }

@@ -1,7 +1,7 @@
 import type { ScoutConfig } from '../core/config.ts';
 import type { Core } from '../core/core.ts';
 import { createIntegrations } from '../core/integrations.ts';
-import { returnFreedMemory } from '../core/release-memory.ts';
+import { releaseAfterWork } from '../core/release-memory.ts';
 import { createUploadAcceptance } from '../core/settings/upload-acceptance.ts';
 import type { ScoutStorage } from './db/open.ts';
 import { createDrills } from './drill/drills.ts';
@@ -32,7 +32,7 @@ export function createScoutServices(config: ScoutConfig, core: Core, storage: Sc
     onLostClaim: (job) => notifyLostClaim(job, settings, integrations.notifier),
   });
   const circuit = createCircuit();
-  const runner = createRunner({ afterEach: returnFreedMemory });
+  const runner = createRunner({ afterEach: releaseAfterWork });
   const backup = createBackup({
     dataDir: config.dataDir,
     instanceId,

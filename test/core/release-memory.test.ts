@@ -60,3 +60,47 @@ test('returnFreedMemory may be called again and again', () => {
     'ok',
   );
 });
+
+/**
+ * In a fresh process: 40 MiB of 64 KiB buffers that only garbage still points to (the way a
+ * finished archive or restore leaves its chunks), each beside a small buffer kept alive;
+ * resident MiB before and after `call` (returnFreedMemory or releaseAfterWork).
+ */
+function residentAroundGarbage(call: 'returnFreedMemory' | 'releaseAfterWork'): {
+  before: number;
+  after: number;
+} {
+  const script = `
+    const memory = await import(${JSON.stringify(MODULE)});
+    memory.releaseNow(Buffer.allocUnsafeSlow(16 * 2 ** 20).fill(1));
+    const kept = [];
+    let garbage = [];
+    for (let i = 0; i < 640; i += 1) {
+      garbage.push({ bytes: Buffer.allocUnsafeSlow(64 * 1024).fill(1) });
+      kept.push(Buffer.allocUnsafeSlow(2048).fill(2));
+    }
+    garbage = null;
+    const mib = () => process.memoryUsage.rss() / 2 ** 20;
+    const before = mib();
+    memory.${call}();
+    console.log(JSON.stringify({ before, after: mib(), kept: kept.length }));
+  `;
+  return JSON.parse(
+    execFileSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8' }),
+  );
+}
+
+test('releaseAfterWork also frees what only garbage held, before giving it back (issue #27)', {
+  skip: process.platform !== 'linux' && 'glibc only',
+}, () => {
+  const trimOnly = residentAroundGarbage('returnFreedMemory');
+  assert.ok(
+    trimOnly.before - trimOnly.after < 16,
+    `the buffers were collected already (${trimOnly.before.toFixed(0)} -> ${trimOnly.after.toFixed(0)} MiB): the check would prove nothing`,
+  );
+  const released = residentAroundGarbage('releaseAfterWork');
+  assert.ok(
+    released.before - released.after >= 28,
+    `resident ${released.before.toFixed(0)} -> ${released.after.toFixed(0)} MiB: the dead 40 MiB stayed`,
+  );
+});
