@@ -13,6 +13,7 @@ import { restoreArchive } from '../scout/restore/restorer.ts';
 import { listSnapshotEntries } from '../scout/restore/snapshot-entries.ts';
 import { defaultScoutId } from '../scout/services/scout-settings.ts';
 import { createStationClient, StationError } from '../scout/upload/station-client.ts';
+import { keepYoungGenerationSmall } from '../scout/young-generation.ts';
 import { formatBytes } from '../shared/byte-sizes.ts';
 import { isNamespaceComponent, NAMESPACE_RULE } from '../shared/namespace.ts';
 import { FINGERPRINT_RULE, isFingerprint } from '../shared/protocol/fields.ts';
@@ -169,6 +170,10 @@ async function listSnapshots(flags: RestoreFlags, job: string, dataDir: string |
 
 /** `backupd scout restore`: one job's snapshot into a folder, without a running Scout. */
 export async function scoutRestore(flags: RestoreFlags): Promise<void> {
+  // The restore's young objects die young (chunk wrappers, entries); V8 would otherwise grow the
+  // young generation to 64 MiB once the objects of files queued for the writing thread
+  // (src/scout/restore/file-batches.ts) had survived collections long enough.
+  keepYoungGenerationSmall();
   const dataDirFlag = flags.dataDir ? resolve(flags.dataDir) : undefined;
   if (flags.list && flags.job === undefined) return listJobs(flags, dataDirFlag);
   const job = need(flags.job, '--job (or --list alone to list the jobs)');

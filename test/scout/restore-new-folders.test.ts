@@ -42,11 +42,15 @@ function restore(archive: Buffer, dest: string, extra: Partial<RestoreOptions> =
 describe('restore into folders it made', { skip }, () => {
   after(() => rmSync(work, { recursive: true, force: true }));
 
-  test('a name taken meanwhile (a symlink planted in the new folder) is replaced, not written through', async () => {
+  /**
+   * Restores new/a.txt then new/b.txt, and plants a link to a file outside at new/b.txt once
+   * a.txt is written: b.txt must replace the link, never write through it.
+   */
+  async function plantedBetween(a: string | Buffer, b: string | Buffer) {
     const src = fresh('src');
     mkdirSync(join(src, 'new'));
-    writeFileSync(join(src, 'new', 'a.txt'), 'first');
-    writeFileSync(join(src, 'new', 'b.txt'), 'second');
+    writeFileSync(join(src, 'new', 'a.txt'), a);
+    writeFileSync(join(src, 'new', 'b.txt'), b);
     const outside = fresh('outside');
     writeFileSync(join(outside, 'victim.txt'), 'untouched');
     const dest = join(fresh('dest'), 'job');
@@ -61,8 +65,19 @@ describe('restore into folders it made', { skip }, () => {
     assert.deepEqual(plan.problems, []);
     assert.deepEqual([plan.add, plan.replace], [['new/a.txt'], ['new/b.txt']]);
     assert.ok(lstatSync(join(dest, 'new', 'b.txt')).isFile());
-    assert.equal(readFileSync(join(dest, 'new', 'b.txt'), 'utf8'), 'second');
+    assert.deepEqual(readFileSync(join(dest, 'new', 'b.txt')), Buffer.from(b));
     assert.equal(readFileSync(join(outside, 'victim.txt'), 'utf8'), 'untouched');
+  }
+
+  test('a name taken meanwhile (a symlink planted in the new folder) is replaced, not written through', async () => {
+    // Both are streamed (over 256 KiB), so they are created on the restore's own thread.
+    await plantedBetween(Buffer.alloc(300_000, 'first'), Buffer.alloc(300_000, 'second'));
+  });
+
+  test("a small file's name taken before the writing thread creates it is replaced, not written through", async () => {
+    // a.txt is streamed and reported at once; small b.txt then goes to the writing thread
+    // (src/scout/restore/file-batches.ts), whose O_EXCL create finds the link.
+    await plantedBetween(Buffer.alloc(300_000, 'first'), 'second');
   });
 
   test('a file cut short in a new folder is removed: nothing half-written stays', async () => {

@@ -8,10 +8,16 @@ export interface EntryMetadata {
   mtimeMs: number;
 }
 
-const SET_ID = 0o6000;
+export const SET_ID = 0o6000;
 
 /** A uid or gid chown can set: not negative (-1 means "leave as is") and not a fraction or NaN. */
-const validId = (id: number) => Number.isSafeInteger(id) && id >= 0 && id < 0xffffffff;
+export const validId = (id: number) => Number.isSafeInteger(id) && id >= 0 && id < 0xffffffff;
+
+/** The problems of an owner, mode or time that could not be set, `why` being the error's code. */
+export const ownerNotSet = (meta: EntryMetadata, why: string, dropped: boolean) =>
+  `cannot set the owner to ${meta.uid}:${meta.gid} (${why})${dropped ? '; restored without its setuid/setgid bits' : ''}`;
+export const modeNotSet = (mode: number, why: string) => `cannot set the mode ${mode.toString(8)} (${why})`;
+export const timeNotSet = (why: string) => `cannot set the modification time (${why})`;
 
 const reason = (error: unknown) =>
   (error as NodeJS.ErrnoException).code ?? (error as Error).message ?? String(error);
@@ -49,9 +55,7 @@ export function setMetadata(
     } catch (error) {
       const dropped = kind === 'file' && (mode & SET_ID) !== 0;
       if (dropped) mode &= ~SET_ID;
-      warn(
-        `cannot set the owner to ${meta.uid}:${meta.gid} (${reason(error)})${dropped ? '; restored without its setuid/setgid bits' : ''}`,
-      );
+      warn(ownerNotSet(meta, reason(error), dropped));
     }
   } else if (!asRoot && kind === 'file') {
     mode &= ~SET_ID;
@@ -60,13 +64,13 @@ export function setMetadata(
     try {
       fchmodSync(fd, mode);
     } catch (error) {
-      warn(`cannot set the mode ${mode.toString(8)} (${reason(error)})`);
+      warn(modeNotSet(mode, reason(error)));
     }
   }
   try {
     futimesSync(fd, meta.mtimeMs / 1000, meta.mtimeMs / 1000);
   } catch (error) {
-    warn(`cannot set the modification time (${reason(error)})`);
+    warn(timeNotSet(reason(error)));
   }
   return mode;
 }
@@ -82,12 +86,12 @@ export function setLinkMetadata(
     try {
       chown(() => lchownSync(path, meta.uid, meta.gid), meta);
     } catch (error) {
-      warn(`cannot set the owner to ${meta.uid}:${meta.gid} (${reason(error)})`);
+      warn(ownerNotSet(meta, reason(error), false));
     }
   }
   try {
     lutimesSync(path, meta.mtimeMs / 1000, meta.mtimeMs / 1000);
   } catch (error) {
-    warn(`cannot set the modification time (${reason(error)})`);
+    warn(timeNotSet(reason(error)));
   }
 }

@@ -13,6 +13,7 @@ import {
   tempNames,
 } from './entry-paths.ts';
 import { isEntryProblem, reasonOf } from './entry-problems.ts';
+import { FileBatches, type QueuedFile } from './file-batches.ts';
 import {
   createNew,
   type EntryData,
@@ -36,6 +37,9 @@ import { readTar, type TarEntry } from './tar-reader.ts';
 import { restorableXattrs } from './xattr-applier.ts';
 
 export { safeRelative } from './entry-paths.ts';
+
+const NO_DATA = Buffer.alloc(0);
+
 export type { RestoreProblem } from './entry-problems.ts';
 export type { RestoreOptions, RestorePlan } from './restore-plan.ts';
 export { RefusedEntryError, UnsafeEntryError } from './safe-tree.ts';
@@ -69,8 +73,16 @@ export async function restoreArchive(options: RestoreOptions): Promise<RestorePl
   assertDestination(dest, options.within);
   const madeFrom = options.dryRun ? null : firstMissing(dest);
   let tree: SafeTree | null = null;
+  // A file the writing thread found its name taken for goes the way of an existing name.
+  const batches = new FileBatches(run, ({ entry, at }: QueuedFile, data: Buffer) =>
+    guarded(at.rel, () => {
+      at.safe.verify(at.parent);
+      return restoreExisting(entry, at.rel, at, data);
+    }),
+  );
   try {
     tree = options.dryRun ? null : SafeTree.open(dest, options.within);
+    if (tree) tree.releaseFd = (fd) => batches.closeLater(fd);
     await restoreAll();
   } catch (error) {
     // A restore that stopped leaves no empty folder of its own making behind (a wrong key).
@@ -82,12 +94,14 @@ export async function restoreArchive(options: RestoreOptions): Promise<RestorePl
   async function restoreAll(): Promise<void> {
     try {
       await readSnapshotTar(options, extract);
+      await batches.drain();
       for (const path of chosen ?? []) if (!matched.has(path)) problem(path, 'not in the snapshot');
       // Folder owners, modes and times last: restoring their contents changed the times, and a
       // folder restored read-only must still take its files.
       if (tree) for (const folder of folders.reverse()) finishFolder(tree, folder);
       xattrs.flush();
     } finally {
+      await batches.close();
       xattrs.discard();
       tree?.close();
     }
@@ -156,15 +170,22 @@ export async function restoreArchive(options: RestoreOptions): Promise<RestorePl
         options.signal?.throwIfAborted();
         const rel = safeRelative(byteString(entry.path));
         if (rel === '' || !isChosen(rel)) return;
-        try {
-          await restoreEntry(entry, rel, whole ?? data);
-        } catch (error) {
-          if (!isEntryProblem(error)) throw error;
-          problem(rel, `not restored: ${reasonOf(error)}`);
-        }
+        // An empty file is whole too (no data to await).
+        const body = whole ?? (entry.type === '0' && entry.size === 0 ? NO_DATA : data);
+        await guarded(rel, () => restoreEntry(entry, rel, body));
       },
       { freeInput: true },
     );
+  }
+
+  /** Restores one entry: a problem of that entry is reported, the restore goes on. */
+  async function guarded(rel: string, restore: () => Promise<void> | undefined): Promise<void> {
+    try {
+      await restore();
+    } catch (error) {
+      if (!isEntryProblem(error)) throw error;
+      problem(rel, `not restored: ${reasonOf(error)}`);
+    }
   }
 
   async function restoreEntry(entry: TarEntry, rel: string, data: EntryData): Promise<void> {
@@ -176,11 +197,20 @@ export async function restoreArchive(options: RestoreOptions): Promise<RestorePl
     const [parentRel, name] = split(rel);
     let at: Place | null = null;
     if (tree) {
+      if (batches.isQueuedAbove(rel)) await batches.drain();
       const parent = tree.folder(parentRel, true, rel);
-      tree.verify(parent);
       at = { safe: tree, parent, rel, name };
-      // In a folder this restore made every name is new: made in place, no lstat, temp or rename.
-      if (tree.isMade(parent.rel) && (await createNew(run, at, entry, data))) return;
+      // In a folder this restore made every name is new: made in place, no lstat, temp or rename;
+      // a small file on the writing thread (which checks the folder as below first).
+      const made = tree.isMade(parent.rel);
+      if (made && entry.type === '0' && Buffer.isBuffer(data) && batches.fits(entry, data)) {
+        return batches.add(at, entry, data);
+      }
+      // Wait for the files queued when this entry depends on them: a hard link (to one of
+      // them, perhaps) or the same name again (the later entry wins, as in tar).
+      if (entry.type === '1' || batches.isQueued(rel)) await batches.drain();
+      tree.verify(parent);
+      if (made && (await createNew(run, at, entry, data))) return;
     } else {
       checkParents(dest, rel, knownFolders);
       // A dry run writes nothing, so it remembers what the restore would create to refuse the same entries.
@@ -190,7 +220,17 @@ export async function restoreArchive(options: RestoreOptions): Promise<RestorePl
           `unsafe entry "${shown(rel)}": passes through the symlink ${shown(parentLink)}`,
         );
     }
-    const targetPath = at ? at.safe.at(at.parent, name) : fsPath(dest, rel);
+    await restoreExisting(entry, rel, at, data);
+  }
+
+  /** An entry whose name may be taken already (by the restore's own entry, or anything). */
+  async function restoreExisting(
+    entry: TarEntry,
+    rel: string,
+    at: Place | null,
+    data: EntryData,
+  ): Promise<void> {
+    const targetPath = at ? at.safe.at(at.parent, at.name) : fsPath(dest, rel);
     const existingStats = lstatSync(targetPath, { throwIfNoEntry: false });
     const existing = kindOf(existingStats);
     if (entry.type === '5') {

@@ -80,6 +80,11 @@ export class SafeTree {
    * or 0755 for a missing parent, by this process), so a file there is created new in place.
    */
   private readonly made = new Set<string>();
+  /**
+   * Closes a folder the path moved away from. A restore that writes files on another thread
+   * (file-batches.ts) keeps it open until the files queued for it are written.
+   */
+  releaseFd: (fd: number) => void = closeSync;
 
   private constructor(root: string, rootFolder: OpenFolder, rootMade: boolean) {
     this.root = root;
@@ -169,7 +174,7 @@ export class SafeTree {
       if (this.stack[depth + 1]?.rel !== prefix) break;
       depth += 1;
     }
-    while (this.stack.length > depth + 1) closeSync((this.stack.pop() as OpenFolder).fd);
+    while (this.stack.length > depth + 1) this.releaseFd((this.stack.pop() as OpenFolder).fd);
     for (let i = depth; i < parts.length; i += 1) {
       const parent = this.stack[this.stack.length - 1] as OpenFolder;
       this.stack.push(this.openChild(parent, parts[i] as string, create, entry));
@@ -197,19 +202,27 @@ export class SafeTree {
    * renamed it or a folder above it, or put a symlink in its place).
    */
   verify(folder: OpenFolder): void {
-    if (!this.inPlace(folder)) {
-      const what =
-        folder.rel === '' ? `the restore destination ${this.root}` : `the folder "${shown(folder.rel)}"`;
-      throw new UnsafeEntryError(
-        `${what} was moved or replaced (perhaps by a symlink) while restoring; restore stopped so nothing is written through it — check the folder and restore again`,
-      );
-    }
+    if (!this.inPlace(folder)) throw this.movedError(folder);
+  }
+
+  /** The error that stops a restore whose folder `folder` was moved or replaced. */
+  movedError(folder: OpenFolder): UnsafeEntryError {
+    const what =
+      folder.rel === '' ? `the restore destination ${this.root}` : `the folder "${shown(folder.rel)}"`;
+    return new UnsafeEntryError(
+      `${what} was moved or replaced (perhaps by a symlink) while restoring; restore stopped so nothing is written through it — check the folder and restore again`,
+    );
   }
 
   /** Whether `folder`'s path still leads to the folder open as it. */
   inPlace(folder: OpenFolder): boolean {
-    const s = lstatSync(fsPath(this.root, folder.rel), { throwIfNoEntry: false });
+    const s = lstatSync(this.pathOf(folder), { throwIfNoEntry: false });
     return s !== undefined && s.dev === folder.dev && s.ino === folder.ino;
+  }
+
+  /** `folder`'s path from the root (what `inPlace` checks). */
+  pathOf(folder: OpenFolder): string | Buffer {
+    return fsPath(this.root, folder.rel);
   }
 
   close(): void {

@@ -54,7 +54,14 @@ export function snapshotTarStream(options: {
   onSourceBytes?: ((bytes: number) => void) | undefined;
 }): { tar: PassThrough; plumbing: Promise<unknown> } {
   // Room for decompression to run ahead (on the thread pool) while the tar reader writes files.
-  const tar = new PassThrough({ highWaterMark: 4 * 1024 * 1024 });
+  // Read a chunk at a time (object mode): a byte stream's reader takes all that waits as one
+  // new buffer, a copy of up to 8 MiB whenever the reader fell behind, and zstd's output
+  // buffers then wait for the garbage collector instead of being freed once read (tar-reader.ts).
+  const tar = new PassThrough({
+    writableHighWaterMark: 4 * 1024 * 1024,
+    readableObjectMode: true,
+    readableHighWaterMark: 4,
+  });
   // Decrypted blocks come back once zstd read them: at most the few in the streams between.
   const decrypted = new PiecePool({ size: DECRYPTED_BLOCK, keep: 8 });
   // Gathered download pieces come back once age decrypted them.

@@ -4,6 +4,15 @@ import { ftruncateSync, writeSync } from 'node:fs';
 const HOLE_BLOCK = 4096;
 const ZEROS = Buffer.alloc(HOLE_BLOCK);
 
+/** Whether SparseWriter would leave a hole in a new file given all of `data` at once. */
+export function hasHoleBlock(data: Buffer): boolean {
+  for (let at = 0; at < data.length; at += HOLE_BLOCK) {
+    const next = Math.min(data.length, at + HOLE_BLOCK);
+    if (data[at] === 0 && data.subarray(at, next).equals(ZEROS.subarray(0, next - at))) return true;
+  }
+  return false;
+}
+
 /**
  * Writes a file's data into a new (empty) file, skipping every aligned 4 KiB block of zeros
  * (and zero pieces of blocks at the edges of chunks) instead of writing it, so a sparse file (a VM image, a database) keeps its holes whether or

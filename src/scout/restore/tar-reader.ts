@@ -5,6 +5,8 @@ import { ByteQueue } from './byte-queue.ts';
 const BLOCK = 512;
 /** An entry's data up to this size, already read in, is handed over whole (see `readTar`). */
 const WHOLE_MAX = 256 * 1024;
+/** An entry's data up to this size is handed over whole even when not all read in yet. */
+const FILLED_MAX = 64 * 1024;
 /** Pax and GNU long-name headers for one entry together; real ones hold a few paths. */
 const MAX_METADATA = 1024 * 1024;
 /** Input buffers at least this big are freed once read, with `freeInput` (below: maybe Node's shared pool). */
@@ -155,9 +157,9 @@ function checksumOk(block: Buffer): boolean {
 /**
  * Reads a tar stream (POSIX pax, ustar and GNU long names) and calls `onEntry` for each
  * entry with an iterator over its data, which must be consumed (or skipped) before the next.
- * A small entry whose data is already read in (most files of a tree of small files) also
- * comes as `whole`, its data in one buffer, for a handler to use without awaiting the
- * iterator piece by piece (the iterator then yields the same buffer). Memory stays bounded by
+ * A small entry (up to 64 KiB, or up to 256 KiB when already read in: most files of a tree
+ * of small files) also comes as `whole`, its data in one buffer, for a handler to use without
+ * awaiting the iterator piece by piece (the iterator then yields the same buffer). Memory stays bounded by
  * the input chunks.
  *
  * `freeInput`: the input's chunks are the reader's alone (zstd's output in snapshot-stream.ts),
@@ -299,7 +301,12 @@ export async function readTar(
     longLink = null;
     metadata = 0;
     left = realSize;
-    if (realSize > 0 && realSize <= WHOLE_MAX && buffered.length >= realSize) {
+    // A small entry is read in whole even when it runs into the next input chunk (one await, a copy).
+    if (
+      realSize > 0 &&
+      realSize <= WHOLE_MAX &&
+      (buffered.length >= realSize || (realSize <= FILLED_MAX && (await fill(realSize))))
+    ) {
       whole = buffered.take(realSize);
       left = 0;
     }

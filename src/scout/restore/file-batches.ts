@@ -1,0 +1,322 @@
+// Small new files written on a thread of their own (file-writer-worker.ts), so their system
+// calls (most of a restore of many small files) run beside decryption, zstd and tar reading.
+import { closeSync } from 'node:fs';
+import { Worker } from 'node:worker_threads';
+import { modeNotSet, ownerNotSet, SET_ID, timeNotSet, validId } from './entry-metadata.ts';
+import { isEntryProblem, reasonOf } from './entry-problems.ts';
+import {
+  type BatchAnswer,
+  type BatchFolder,
+  FILE_FIELDS,
+  FILE_WRITER_SOURCE,
+  type FileProblems,
+  MOVED,
+  WRITTEN,
+} from './file-writer-worker.ts';
+import type { Place } from './new-files.ts';
+import type { RestoreRun } from './restore-run.ts';
+import type { OpenFolder } from './safe-tree.ts';
+import { hasHoleBlock } from './sparse-writer.ts';
+import type { TarEntry } from './tar-reader.ts';
+import { restorableXattrs } from './xattr-applier.ts';
+
+/**
+ * Files up to this size go to the thread: copying a bigger one into a batch costs more than
+ * its system calls, which the restore's own thread then makes.
+ */
+const QUEUED_MAX = 64 * 1024;
+/** A batch's buffer: a queued file always fits one. */
+const BATCH_BUFFER = 1024 * 1024;
+/** A batch goes once it holds this many bytes or files. */
+const SEND_BYTES = 512 * 1024;
+const SEND_FILES = 128;
+/** Batches given to the thread and not yet answered, at most: memory is (this + 1) buffers. */
+const IN_FLIGHT = 3;
+/** The thread keeps a few small objects per batch: a small heap is plenty. */
+const WRITER_HEAP = { maxOldGenerationSizeMb: 16, maxYoungGenerationSizeMb: 4 };
+
+const NONE = Buffer.alloc(0);
+
+/** A file given to the thread, as the restore knows it. */
+export interface QueuedFile {
+  entry: TarEntry;
+  at: Place;
+  /** Its bytes in the batch's buffer. */
+  offset: number;
+  length: number;
+}
+
+interface OpenBatch {
+  id: number;
+  buffer: ArrayBuffer;
+  bytes: number;
+  files: Float64Array<ArrayBuffer>;
+  paths: (string | Buffer)[];
+  folders: BatchFolder[];
+  /** The open folder of `folders`' last one. */
+  lastFolder: OpenFolder | null;
+  queued: QueuedFile[];
+}
+
+/** A batch's buffers, handed back with its answer. */
+interface Buffers {
+  buffer: ArrayBuffer;
+  files: Float64Array<ArrayBuffer>;
+}
+
+/**
+ * New files for folders the restore made, queued in batches for the writing thread. The
+ * folders' descriptors they are written through stay open until their batch is answered
+ * (`closeLater`, given to SafeTree as `releaseFd`); the thread checks each file's folder path
+ * first, as the restore does before every entry. Answers are taken in (`settle`) by the
+ * restore's own loop: each file is then counted, its inode remembered for hard links, its
+ * metadata problems reported; a name found taken goes the ordinary way (`onTaken`).
+ */
+export class FileBatches {
+  readonly #run: RestoreRun;
+  readonly #onTaken: (file: QueuedFile, data: Buffer) => Promise<void>;
+  #thread: Worker | null = null;
+  #open: OpenBatch | null = null;
+  readonly #inFlight = new Map<number, QueuedFile[]>();
+  readonly #answered: BatchAnswer[] = [];
+  readonly #buffers: Buffers[] = [];
+  readonly #closeLater: { fd: number; after: number }[] = [];
+  /** The paths (rel) of the files queued and not yet taken in. */
+  readonly #queuedRels = new Set<string>();
+  #nextId = 0;
+  #failure: Error | null = null;
+  #wake: (() => void) | null = null;
+
+  constructor(run: RestoreRun, onTaken: (file: QueuedFile, data: Buffer) => Promise<void>) {
+    this.#run = run;
+    this.#onTaken = onTaken;
+  }
+
+  /**
+   * Whether the thread can write this new file: a small one (64 KiB) read in whole, with no holes to
+   * keep, no extended attributes, and an owner chown accepts (as root).
+   */
+  fits(entry: TarEntry, data: Buffer): boolean {
+    const { asRoot } = this.#run;
+    return (
+      data.length <= QUEUED_MAX &&
+      (!asRoot || (validId(entry.uid) && validId(entry.gid))) &&
+      restorableXattrs(entry.xattrs, asRoot).length === 0 &&
+      !hasHoleBlock(data)
+    );
+  }
+
+  /** Queues a new file; a promise when the restore must wait for room (or take in answers). */
+  add(at: Place, entry: TarEntry, data: Buffer): Promise<void> | undefined {
+    if (this.#failure) throw this.#failure;
+    if (this.#answered.length > 0) return this.#settle().then(() => this.add(at, entry, data));
+    let batch = this.#open;
+    if (batch && batch.bytes + data.length > BATCH_BUFFER) {
+      if (this.#inFlight.size >= IN_FLIGHT) return this.#roomThen(() => this.add(at, entry, data));
+      this.#send(batch);
+      batch = null;
+    }
+    batch ??= this.#newBatch();
+    data.copy(Buffer.from(batch.buffer), batch.bytes);
+    let mode = entry.mode & 0o7777;
+    if (!this.#run.asRoot) mode &= ~SET_ID;
+    if (batch.lastFolder !== at.parent) {
+      batch.lastFolder = at.parent;
+      batch.folders.push({ path: at.safe.pathOf(at.parent), dev: at.parent.dev, ino: at.parent.ino });
+    }
+    const n = batch.paths.length * FILE_FIELDS;
+    const { files } = batch;
+    files[n] = batch.bytes;
+    files[n + 1] = data.length;
+    files[n + 2] = mode;
+    files[n + 3] = entry.uid;
+    files[n + 4] = entry.gid;
+    files[n + 5] = entry.mtimeMs;
+    files[n + 6] = batch.folders.length - 1;
+    batch.paths.push(at.safe.at(at.parent, at.name));
+    // Without the entry's name buffers: a small Buffer keeps its whole 8 KiB pool slab alive.
+    const kept: TarEntry = { ...entry, path: NONE, linkname: NONE, xattrs: [] };
+    batch.queued.push({ entry: kept, at, offset: batch.bytes, length: data.length });
+    this.#queuedRels.add(at.rel);
+    batch.bytes += data.length;
+    if (batch.bytes >= SEND_BYTES || batch.paths.length >= SEND_FILES) {
+      if (this.#inFlight.size >= IN_FLIGHT)
+        return this.#roomThen(() => {
+          this.#sendOpen();
+          return undefined;
+        });
+      this.#send(batch);
+    }
+    return undefined;
+  }
+
+  /**
+   * Closes the folder descriptor `fd` once no queued file can still be written through it (at
+   * once when nothing is queued).
+   */
+  closeLater(fd: number): void {
+    if (!this.#open && this.#inFlight.size === 0 && this.#answered.length === 0) closeSync(fd);
+    else this.#closeLater.push({ fd, after: this.#nextId - 1 });
+  }
+
+  /** Whether a file queued and not yet taken in has the path `rel`. */
+  isQueued(rel: string): boolean {
+    return this.#queuedRels.has(rel);
+  }
+
+  /** Whether a file queued and not yet taken in has a path `rel` lies below (a file in the way of a folder). */
+  isQueuedAbove(rel: string): boolean {
+    if (this.#queuedRels.size === 0) return false;
+    for (let end = rel.indexOf('/'); end >= 0; end = rel.indexOf('/', end + 1)) {
+      if (this.#queuedRels.has(rel.slice(0, end))) return true;
+    }
+    return false;
+  }
+
+  /** Sends what is queued and waits until every file is written and taken in. */
+  async drain(): Promise<void> {
+    if (this.#open) this.#sendOpen();
+    while (this.#inFlight.size > 0 || this.#answered.length > 0) {
+      if (this.#answered.length === 0) await this.#answer();
+      await this.#settle();
+    }
+  }
+
+  /** Stops the thread (files it is writing are finished) and closes the descriptors kept for it. */
+  async close(): Promise<void> {
+    const thread = this.#thread;
+    this.#thread = null;
+    if (thread) await thread.terminate();
+    for (const { fd } of this.#closeLater.splice(0)) closeSync(fd);
+  }
+
+  #newBatch(): OpenBatch {
+    const { buffer, files } = this.#buffers.pop() ?? {
+      buffer: new ArrayBuffer(BATCH_BUFFER),
+      files: new Float64Array(SEND_FILES * FILE_FIELDS),
+    };
+    this.#open = {
+      id: this.#nextId,
+      buffer,
+      bytes: 0,
+      files,
+      paths: [],
+      folders: [],
+      lastFolder: null,
+      queued: [],
+    };
+    this.#nextId += 1;
+    return this.#open;
+  }
+
+  #sendOpen(): void {
+    if (this.#open) this.#send(this.#open);
+  }
+
+  #send(batch: OpenBatch): void {
+    this.#open = null;
+    this.#inFlight.set(batch.id, batch.queued);
+    const { id, buffer, files, paths, folders } = batch;
+    this.#threadNow().postMessage({ id, buffer, files, paths, folders, chown: this.#run.asRoot }, [
+      buffer,
+      files.buffer,
+    ]);
+  }
+
+  async #roomThen(next: () => Promise<void> | undefined): Promise<void> {
+    while (this.#inFlight.size >= IN_FLIGHT) {
+      if (this.#answered.length === 0) await this.#answer();
+      await this.#settle();
+    }
+    await next();
+  }
+
+  #threadNow(): Worker {
+    if (this.#thread) return this.#thread;
+    const thread = new Worker(FILE_WRITER_SOURCE, { eval: true, resourceLimits: WRITER_HEAP });
+    thread.on('message', (answer: BatchAnswer) => {
+      this.#answered.push(answer);
+      this.#wakeUp();
+    });
+    thread.on('error', (error: Error) => this.#fail(error));
+    thread.on('exit', (code) => {
+      if (this.#thread === thread)
+        this.#fail(new Error(`the restore's file-writing thread stopped (exit code ${code})`));
+    });
+    this.#thread = thread;
+    return thread;
+  }
+
+  #fail(error: Error): void {
+    this.#failure ??= error;
+    this.#wakeUp();
+  }
+
+  #wakeUp(): void {
+    const wake = this.#wake;
+    this.#wake = null;
+    wake?.();
+  }
+
+  /** Waits for the thread's next answer (or its failure). */
+  async #answer(): Promise<void> {
+    if (this.#failure) throw this.#failure;
+    await new Promise<void>((resolve) => {
+      this.#wake = resolve;
+    });
+    if (this.#failure) throw this.#failure;
+  }
+
+  /** Takes in the answers received, in the order the batches went. */
+  async #settle(): Promise<void> {
+    for (let answer = this.#answered.shift(); answer; answer = this.#answered.shift()) {
+      const queued = this.#inFlight.get(answer.id) ?? [];
+      this.#inFlight.delete(answer.id);
+      const bytes = Buffer.from(answer.buffer);
+      const { results, problems } = answer;
+      for (const [i, sent] of queued.entries()) {
+        this.#queuedRels.delete(sent.at.rel);
+        const what = results[i * 3];
+        if (what === MOVED) throw sent.at.safe.movedError(sent.at.parent);
+        const found = problems.get(i);
+        if (found?.error?.code === 'EEXIST') {
+          await this.#onTaken(sent, Buffer.copyBytesFrom(bytes, sent.offset, sent.length));
+        } else if (what === WRITTEN) {
+          this.#takeIn(sent, results[i * 3 + 1] as number, results[i * 3 + 2] as number, found);
+        } else this.#notWritten(sent, found);
+      }
+      this.#buffers.push({ buffer: answer.buffer, files: answer.files });
+      this.#closeUpTo(answer.id);
+    }
+  }
+
+  /** A file written: counted, its inode remembered (a hard link may point at it), its metadata problems reported. */
+  #takeIn({ entry, at }: QueuedFile, dev: number, ino: number, found: FileProblems | undefined): void {
+    const run = this.#run;
+    run.ownFiles.addInode({ dev, ino });
+    if (found) {
+      let mode = entry.mode & 0o7777;
+      if (!run.asRoot || found.chown) mode &= ~SET_ID;
+      if (found.chown) run.problem(at.rel, ownerNotSet(entry, found.chown, (entry.mode & SET_ID) !== 0));
+      if (found.chmod) run.problem(at.rel, modeNotSet(mode, found.chmod));
+      if (found.utimes) run.problem(at.rel, timeNotSet(found.utimes));
+    }
+    run.note('add', at.rel);
+    run.fileDone(entry);
+  }
+
+  /** A file the thread could not write: a problem of that entry, or what stops the restore (a full disk). */
+  #notWritten({ at }: QueuedFile, found: FileProblems | undefined): void {
+    const error = Object.assign(new Error(found?.error?.message ?? 'not written'), {
+      code: found?.error?.code,
+    });
+    if (!isEntryProblem(error)) throw error;
+    this.#run.problem(at.rel, `not restored: ${reasonOf(error)}`);
+  }
+
+  #closeUpTo(id: number): void {
+    while (this.#closeLater.length > 0 && (this.#closeLater[0] as { after: number }).after <= id) {
+      closeSync((this.#closeLater.shift() as { fd: number }).fd);
+    }
+  }
+}
