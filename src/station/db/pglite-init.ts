@@ -9,7 +9,7 @@ import {
   isSingleExecutable,
   selfCommand,
 } from '../../core/single-executable.ts';
-import { keepWasmOnBaselineCompiler } from './wasm-baseline.ts';
+import { keepWasmOnBaselineCompiler } from '../../core/wasm-baseline.ts';
 
 const log = logger.child({ mod: 'station/db' });
 

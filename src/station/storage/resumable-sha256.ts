@@ -2,7 +2,7 @@
  * SHA-256 (FIPS 180-4) whose state can be saved as text and resumed by another process: an
  * upload staged in a bucket is hashed while its bytes arrive, on whichever Station receives
  * each chunk. Node's crypto cannot export a hash state. hash-wasm can, but the Station keeps
- * WebAssembly on V8's baseline compiler for PGlite's sake (`db/wasm-baseline.ts`), and there
+ * WebAssembly on V8's baseline compiler for PGlite's sake (`src/core/wasm-baseline.ts`), and there
  * hash-wasm's SHA-256 ran at 8–20 MiB/s (the flags cannot be lifted for one module once set:
  * tried); this plain TypeScript runs at ~240 MiB/s per CPU-second here (native with SHA-NI:
  * ~1.5 GiB/s). Tested against node:crypto on random lengths and splits.

@@ -9,6 +9,9 @@ import { setFlagsFromString } from 'node:v8';
  * the idle size (~170–190 MB), the Station's queries run as fast (they wait on the JS side of
  * PGlite, not in the optimised code), and initdb on a fresh data dir takes 3 s instead of 5.
  *
+ * The Scout keeps its WebAssembly (Node's fetch parser) there too, for its memory
+ * (src/scout/v8-settings.ts).
+ *
  * Set at run time so that every way of starting backupd (node with the source or the bundle,
  * the single executable, the initdb child) gets it; must run before PGlite's wasm is compiled.
  * Flags set after start-up do not apply their implications, so `--liftoff-only`'s two are
