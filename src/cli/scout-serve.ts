@@ -2,10 +2,10 @@ import { loadScoutConfig, type ServeFlags } from '../core/config.ts';
 import { serveRole } from '../core/server.ts';
 import { startScout } from '../scout/app.ts';
 import { checkScanRoot } from '../scout/jobs/scan-root.ts';
-import { keepYoungGenerationSmall } from '../scout/young-generation.ts';
+import { applyScoutV8Settings } from '../scout/v8-settings.ts';
 
 export async function scoutServe(flags: ServeFlags): Promise<void> {
-  keepYoungGenerationSmall();
+  applyScoutV8Settings();
   const config = loadScoutConfig(flags);
   await serveRole({
     ...config,
