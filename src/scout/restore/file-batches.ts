@@ -15,7 +15,7 @@ import {
 } from './file-writer-worker.ts';
 import type { Place } from './new-files.ts';
 import type { RestoreRun } from './restore-run.ts';
-import type { OpenFolder } from './safe-tree.ts';
+import type { OpenFolder, SafeTree } from './safe-tree.ts';
 import { hasHoleBlock } from './sparse-writer.ts';
 import type { TarEntry } from './tar-reader.ts';
 import { restorableXattrs } from './xattr-applier.ts';
@@ -35,28 +35,32 @@ const IN_FLIGHT = 3;
 /** The thread keeps a few small objects per batch: a small heap is plenty. */
 const WRITER_HEAP = { maxOldGenerationSizeMb: 16, maxYoungGenerationSizeMb: 4 };
 
-const NONE = Buffer.alloc(0);
-
-/** A file given to the thread, as the restore knows it. */
+/** A file given to the thread, as the restore knows it again once answered. */
 export interface QueuedFile {
   entry: TarEntry;
   at: Place;
-  /** Its bytes in the batch's buffer. */
-  offset: number;
-  length: number;
 }
 
-interface OpenBatch {
+/**
+ * What the restore keeps of a batch until it is answered: the files' paths and their open
+ * folders (the rest is in `files`, handed back with the answer). One string a file: whatever
+ * lives until the answer outlives young-generation collections and ends up as old garbage.
+ */
+interface Sent {
+  rels: string[];
+  openFolders: OpenFolder[];
+}
+
+interface OpenBatch extends Sent {
   id: number;
   buffer: ArrayBuffer;
   bytes: number;
   files: Float64Array<ArrayBuffer>;
   paths: (string | Buffer)[];
   folders: BatchFolder[];
-  /** The open folder of `folders`' last one. */
-  lastFolder: OpenFolder | null;
-  queued: QueuedFile[];
 }
+
+const NO_NAME = Buffer.alloc(0);
 
 /** A batch's buffers, handed back with its answer. */
 interface Buffers {
@@ -77,7 +81,8 @@ export class FileBatches {
   readonly #onTaken: (file: QueuedFile, data: Buffer) => Promise<void>;
   #thread: Worker | null = null;
   #open: OpenBatch | null = null;
-  readonly #inFlight = new Map<number, QueuedFile[]>();
+  readonly #inFlight = new Map<number, Sent>();
+  #safe: SafeTree | null = null;
   readonly #answered: BatchAnswer[] = [];
   readonly #buffers: Buffers[] = [];
   readonly #closeLater: { fd: number; after: number }[] = [];
@@ -120,10 +125,11 @@ export class FileBatches {
     data.copy(Buffer.from(batch.buffer), batch.bytes);
     let mode = entry.mode & 0o7777;
     if (!this.#run.asRoot) mode &= ~SET_ID;
-    if (batch.lastFolder !== at.parent) {
-      batch.lastFolder = at.parent;
+    if (batch.openFolders[batch.openFolders.length - 1] !== at.parent) {
+      batch.openFolders.push(at.parent);
       batch.folders.push({ path: at.safe.pathOf(at.parent), dev: at.parent.dev, ino: at.parent.ino });
     }
+    this.#safe = at.safe;
     const n = batch.paths.length * FILE_FIELDS;
     const { files } = batch;
     files[n] = batch.bytes;
@@ -133,10 +139,10 @@ export class FileBatches {
     files[n + 4] = entry.gid;
     files[n + 5] = entry.mtimeMs;
     files[n + 6] = batch.folders.length - 1;
+    files[n + 7] = entry.mode;
     batch.paths.push(at.safe.at(at.parent, at.name));
-    // Without the entry's name buffers: a small Buffer keeps its whole 8 KiB pool slab alive.
-    const kept: TarEntry = { ...entry, path: NONE, linkname: NONE, xattrs: [] };
-    batch.queued.push({ entry: kept, at, offset: batch.bytes, length: data.length });
+    batch.rels.push(at.rel);
+    batch.bytes += data.length;
     this.#queuedRels.add(at.rel);
     batch.bytes += data.length;
     if (batch.bytes >= SEND_BYTES || batch.paths.length >= SEND_FILES) {
@@ -202,8 +208,8 @@ export class FileBatches {
       files,
       paths: [],
       folders: [],
-      lastFolder: null,
-      queued: [],
+      rels: [],
+      openFolders: [],
     };
     this.#nextId += 1;
     return this.#open;
@@ -215,7 +221,7 @@ export class FileBatches {
 
   #send(batch: OpenBatch): void {
     this.#open = null;
-    this.#inFlight.set(batch.id, batch.queued);
+    this.#inFlight.set(batch.id, { rels: batch.rels, openFolders: batch.openFolders });
     const { id, buffer, files, paths, folders } = batch;
     this.#threadNow().postMessage({ id, buffer, files, paths, folders, chown: this.#run.asRoot }, [
       buffer,
@@ -270,37 +276,67 @@ export class FileBatches {
   /** Takes in the answers received, in the order the batches went. */
   async #settle(): Promise<void> {
     for (let answer = this.#answered.shift(); answer; answer = this.#answered.shift()) {
-      const queued = this.#inFlight.get(answer.id) ?? [];
+      const sent = this.#inFlight.get(answer.id) as Sent;
       this.#inFlight.delete(answer.id);
       const bytes = Buffer.from(answer.buffer);
-      const { results, problems } = answer;
-      for (const [i, sent] of queued.entries()) {
-        this.#queuedRels.delete(sent.at.rel);
+      const { files, results, problems } = answer;
+      for (const [i, rel] of sent.rels.entries()) {
+        this.#queuedRels.delete(rel);
         const what = results[i * 3];
-        if (what === MOVED) throw sent.at.safe.movedError(sent.at.parent);
         const found = problems.get(i);
+        const n = i * FILE_FIELDS;
+        if (what === WRITTEN && !found) {
+          // Most files: counted, their inode remembered (a hard link may point at them).
+          this.#run.ownFiles.addInode({
+            dev: results[i * 3 + 1] as number,
+            ino: results[i * 3 + 2] as number,
+          });
+          this.#run.note('add', rel);
+          this.#run.fileDone({ size: files[n + 1] as number });
+          continue;
+        }
+        const file = this.#queuedFile(sent, files, i);
+        if (what === MOVED) throw file.at.safe.movedError(file.at.parent);
         if (found?.error?.code === 'EEXIST') {
-          await this.#onTaken(sent, Buffer.copyBytesFrom(bytes, sent.offset, sent.length));
+          await this.#onTaken(file, Buffer.copyBytesFrom(bytes, files[n] as number, files[n + 1] as number));
         } else if (what === WRITTEN) {
-          this.#takeIn(sent, results[i * 3 + 1] as number, results[i * 3 + 2] as number, found);
-        } else this.#notWritten(sent, found);
+          this.#takeIn(file, results[i * 3 + 1] as number, results[i * 3 + 2] as number, found);
+        } else this.#notWritten(file, found);
       }
       this.#buffers.push({ buffer: answer.buffer, files: answer.files });
       this.#closeUpTo(answer.id);
     }
   }
 
-  /** A file written: counted, its inode remembered (a hard link may point at it), its metadata problems reported. */
+  /** File `i` of a batch as an entry and its place again. */
+  #queuedFile(sent: Sent, files: Float64Array, i: number): QueuedFile {
+    const n = i * FILE_FIELDS;
+    const rel = sent.rels[i] as string;
+    const entry: TarEntry = {
+      path: NO_NAME,
+      type: '0',
+      mode: files[n + 7] as number,
+      mtimeMs: files[n + 5] as number,
+      size: files[n + 1] as number,
+      linkname: NO_NAME,
+      uid: files[n + 3] as number,
+      gid: files[n + 4] as number,
+      xattrs: [],
+    };
+    const parent = sent.openFolders[files[n + 6] as number] as OpenFolder;
+    const at = { safe: this.#safe as SafeTree, parent, rel, name: rel.slice(rel.lastIndexOf('/') + 1) };
+    return { entry, at };
+  }
+
+  /** A file written whose owner, mode or time could not be set: counted, remembered, its problems reported. */
   #takeIn({ entry, at }: QueuedFile, dev: number, ino: number, found: FileProblems | undefined): void {
     const run = this.#run;
     run.ownFiles.addInode({ dev, ino });
-    if (found) {
-      let mode = entry.mode & 0o7777;
-      if (!run.asRoot || found.chown) mode &= ~SET_ID;
-      if (found.chown) run.problem(at.rel, ownerNotSet(entry, found.chown, (entry.mode & SET_ID) !== 0));
-      if (found.chmod) run.problem(at.rel, modeNotSet(mode, found.chmod));
-      if (found.utimes) run.problem(at.rel, timeNotSet(found.utimes));
-    }
+    let mode = entry.mode & 0o7777;
+    if (!run.asRoot || found?.chown) mode &= ~SET_ID;
+    if (found?.chown) run.problem(at.rel, ownerNotSet(entry, found.chown, (entry.mode & SET_ID) !== 0));
+    if (found?.chmod) run.problem(at.rel, modeNotSet(mode, found.chmod));
+    if (found?.utimes) run.problem(at.rel, timeNotSet(found.utimes));
     run.note('add', at.rel);
     run.fileDone(entry);
   }

@@ -1,7 +1,10 @@
 // The program of the restore's file-writing thread (file-batches.ts): small new files, written
 // with synchronous system calls, a batch at a time, off the thread that decrypts and reads tar.
-/** Numbers per file in a batch's `files`: offset, length, mode, uid, gid, mtimeMs, folder. */
-export const FILE_FIELDS = 7;
+/**
+ * Numbers per file in a batch's `files`: offset, length, mode to set, uid, gid, mtimeMs,
+ * folder, and the entry's own mode (for the restore's problems; the thread does not read it).
+ */
+export const FILE_FIELDS = 8;
 
 /** A folder files of a batch go into: its path from the root, checked to still lead to (dev, ino). */
 export interface BatchFolder {
@@ -73,7 +76,7 @@ function fileWriterMain(): void {
 
   /** Writes file `i` of `batch`; answers its problems, if any (`moved` for a folder moved away). */
   function write(batch: Batch, bytes: Buffer, i: number, results: Float64Array): FileProblems | undefined {
-    const n = i * 7;
+    const n = i * 8;
     const f = batch.files;
     const folder = batch.folders[f[n + 6] as number] as BatchFolder;
     const now = fs.lstatSync(fsPath(folder.path), { throwIfNoEntry: false });

@@ -65,7 +65,7 @@ export async function createNew(
     }
     const made = lstatSync(target);
     at.safe.markMade(at.rel);
-    run.folders.push({ rel: at.rel, entry, dev: made.dev, ino: made.ino });
+    run.addFolder(at.rel, entry, made);
     return true;
   }
   if (entry.type === '2') {

@@ -19,6 +19,15 @@ export interface RestoredFolder {
   ino: number;
 }
 
+const NO_NAME = Buffer.alloc(0);
+
+/**
+ * An entry kept for later (a folder's metadata until the end, a queued file's until it is
+ * written) without its name buffers: each small Buffer keeps the 8 KiB pool slab it was cut
+ * from alive, so 10,000 folders held up to 80 MiB of slabs.
+ */
+export const withoutNames = (entry: TarEntry): TarEntry => ({ ...entry, path: NO_NAME, linkname: NO_NAME });
+
 export class RestoreRun {
   readonly options: RestoreOptions;
   readonly asRoot: boolean;
@@ -44,6 +53,11 @@ export class RestoreRun {
     this.xattrs = createXattrApplier((path, message) => this.problemShown(path, message));
   }
 
+  /** A folder made or found, to finish last (owner, mode, time). */
+  addFolder(rel: string, entry: TarEntry, made: { dev: number; ino: number }): void {
+    this.folders.push({ rel, entry: withoutNames(entry), dev: made.dev, ino: made.ino });
+  }
+
   /** Counts a file in the plan (and names it there when listing). */
   note(kind: 'add' | 'replace' | 'unchanged', rel: string): void {
     this.plan.counts[kind] += 1;
@@ -64,7 +78,7 @@ export class RestoreRun {
   }
 
   /** A file's bytes counted and reported. */
-  fileDone(entry: TarEntry): void {
+  fileDone(entry: Pick<TarEntry, 'size'>): void {
     this.plan.bytes += entry.size;
     this.options.onProgress?.(this.plan.bytes);
   }

@@ -244,7 +244,7 @@ export async function restoreArchive(options: RestoreOptions): Promise<RestorePl
         if (existing === 'missing') mkdirSync(targetPath, 0o700);
         const made = lstatSync(targetPath);
         if (!made.isDirectory()) throw new RefusedEntryError('something else is in the way of the folder');
-        folders.push({ rel, entry, dev: made.dev, ino: made.ino });
+        run.addFolder(rel, entry, made);
       }
       return;
     }
