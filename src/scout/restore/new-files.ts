@@ -19,6 +19,12 @@ import { SparseWriter } from './sparse-writer.ts';
 import type { TarEntry } from './tar-reader.ts';
 import { restorableXattrs } from './xattr-applier.ts';
 
+/**
+ * A streamed file's writes on the thread pool at a time: the file system's part of a big file
+ * runs beside decryption and zstd (the pieces are the tar reader's, kept until the entry ends).
+ */
+const WRITES_IN_FLIGHT = 4;
+
 /** Files over this size took a while: their folder is checked again before the rename. */
 const SMALL_FILE = 1024 * 1024;
 
@@ -130,12 +136,19 @@ async function fillFile(
     writeWhole(fd, data);
     return finishFile(run, fd, entry, at, putInPlace);
   }
-  const writer = new SparseWriter(fd);
-  for await (const chunk of data) {
-    if (entry.size > SMALL_FILE) run.options.signal?.throwIfAborted();
-    writer.write(chunk);
+  const writer = new SparseWriter(fd, { inFlight: WRITES_IN_FLIGHT });
+  try {
+    for await (const chunk of data) {
+      if (entry.size > SMALL_FILE) run.options.signal?.throwIfAborted();
+      const room = writer.write(chunk);
+      if (room) await room;
+    }
+    await writer.settle();
+    writer.finish();
+  } finally {
+    // No write may still be on the pool when the caller closes `fd` (it could be reused).
+    await writer.settle();
   }
-  writer.finish();
   return finishFile(run, fd, entry, at, putInPlace);
 }
 

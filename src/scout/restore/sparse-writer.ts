@@ -1,4 +1,4 @@
-import { ftruncateSync, writeSync } from 'node:fs';
+import { ftruncateSync, write, writeSync } from 'node:fs';
 
 /** A file-system block: a run of zeros this long, aligned in the file, becomes a hole. */
 const HOLE_BLOCK = 4096;
@@ -24,12 +24,23 @@ export class SparseWriter {
   #position = 0;
   #end = 0;
   readonly #fd: number;
+  /** With `inFlight`: writes on the thread pool, at most this many at a time. */
+  readonly #inFlight: number;
+  readonly #pending = new Set<Promise<void>>();
+  #failure: Error | null = null;
 
-  constructor(fd: number) {
+  /**
+   * `inFlight` > 0 (a big file as it streams): each run of data is written on the thread pool
+   * while the restore decrypts the next chunk, instead of the restore's thread waiting for the
+   * file system; the chunks written must stay untouched until `finish` or `settle`.
+   */
+  constructor(fd: number, options: { inFlight?: number } = {}) {
     this.#fd = fd;
+    this.#inFlight = options.inFlight ?? 0;
   }
 
-  write(chunk: Buffer): void {
+  /** Writes `chunk` (holes for its zero blocks); a promise when writes on the pool must go down first. */
+  write(chunk: Buffer): Promise<void> | undefined {
     const base = this.#position;
     let at = 0;
     let dataFrom = 0;
@@ -45,6 +56,9 @@ export class SparseWriter {
     }
     if (chunk.length > dataFrom) this.#writeAt(chunk, dataFrom, chunk.length);
     this.#position += chunk.length;
+    if (this.#failure) throw this.#failure;
+    if (this.#inFlight > 0 && this.#pending.size >= this.#inFlight) return this.#oneDone();
+    return undefined;
   }
 
   /** Bytes given so far. */
@@ -52,14 +66,50 @@ export class SparseWriter {
     return this.#position;
   }
 
-  /** Extends the file over a trailing hole. */
+  /** Extends the file over a trailing hole (after `settle`, with writes on the pool). */
   finish(): void {
+    if (this.#pending.size > 0) throw new Error('SparseWriter.finish before its writes settled');
+    if (this.#failure) throw this.#failure;
     if (this.#end < this.#position) ftruncateSync(this.#fd, this.#position);
+  }
+
+  /** Waits until no write is on the pool (before the descriptor may be closed, whatever failed). */
+  async settle(): Promise<void> {
+    while (this.#pending.size > 0) await Promise.all(this.#pending);
+  }
+
+  async #oneDone(): Promise<void> {
+    while (this.#pending.size >= this.#inFlight) await Promise.race(this.#pending);
+    if (this.#failure) throw this.#failure;
   }
 
   #writeAt(chunk: Buffer, from: number, to: number): void {
     const position = this.#position + from;
-    for (let at = from; at < to; ) at += writeSync(this.#fd, chunk, at, to - at, position + (at - from));
     this.#end = this.#position + to;
+    if (this.#inFlight === 0) {
+      for (let at = from; at < to; ) at += writeSync(this.#fd, chunk, at, to - at, position + (at - from));
+      return;
+    }
+    const done: Promise<void> = this.#poolWrite(chunk, from, to, position).then(
+      () => {
+        this.#pending.delete(done);
+      },
+      (error: Error) => {
+        this.#pending.delete(done);
+        this.#failure ??= error;
+      },
+    );
+    this.#pending.add(done);
+  }
+
+  /** `chunk[from, to)` written at `position` on the thread pool, short writes continued. */
+  async #poolWrite(chunk: Buffer, from: number, to: number, position: number): Promise<void> {
+    for (let at = from; at < to; ) {
+      at += await new Promise<number>((resolve, reject) =>
+        write(this.#fd, chunk, at, to - at, position + (at - from), (error, written) =>
+          error ? reject(error) : resolve(written),
+        ),
+      );
+    }
   }
 }
