@@ -12,8 +12,8 @@ export const BACKUP_CHUNKS_PER_MINUTE = 6000;
  * flood the Station). A Scout makes a few requests per job and cycle (initiate, finalize, a
  * listing and a download per drill or restore), one operation at a time, so 600 a minute
  * leaves a Scout with hundreds of jobs far below it. Chunks are counted apart: an upload sends
- * one per 16 MiB (the disk store's chunk size, smaller on a slow link), so 6,000 a minute is
- * over 1.5 GB/s. Counted in the Station's window counter (PostgreSQL: Stations behind one load
+ * one per 32 MiB (the disk store's chunk size, smaller on a slow link), so 6,000 a minute is
+ * over 3 GB/s. Counted in the Station's window counter (PostgreSQL: Stations behind one load
  * balancer count together).
  */
 export const BACKUP_REQUESTS: Limit = {

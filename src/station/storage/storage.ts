@@ -87,8 +87,8 @@ export interface SnapshotStore {
    */
   chunkSizeFor(archiveSizeBytes: number): number;
   /**
-   * The store's own unit for the same archive (one S3 part; the disk's chunk): the smallest
-   * piece whose state is saved once whole. A replica copies in these, so its progress
+   * The store's own unit for the same archive (one S3 part: the smallest piece whose state is
+   * saved once whole; 16 MiB on disk, which saves every byte as it arrives). A replica copies in these, so its progress
    * (`bytes_copied`) moves every part, not every four.
    */
   partSizeFor(archiveSizeBytes: number): number;

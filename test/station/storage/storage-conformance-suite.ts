@@ -30,10 +30,9 @@ function body(data: Buffer, failAfter = false): Readable {
 }
 
 let scouts = 0;
-/** The store's unit of staging: an S3 part (a recommended chunk holds PARTS_PER_CHUNK), any size on disk. */
+/** The store's unit of staging: an S3 part (a recommended chunk holds PARTS_PER_CHUNK), 16 MiB on disk. */
 function partOf(store: SnapshotStore, archiveSizeBytes: number): number {
-  const chunk = store.chunkSizeFor(archiveSizeBytes);
-  return store.kind === 's3' ? chunk / PARTS_PER_CHUNK : chunk;
+  return store.partSizeFor(archiveSizeBytes);
 }
 
 function nextScout(): number {
@@ -84,7 +83,13 @@ export function storageConformanceSuite(label: string, harness: () => Promise<St
       const tib = 1024 ** 4;
       const chunk = store.chunkSizeFor(tib);
       assert.ok(chunk >= 5 * 1024 * 1024, 'at least S3’s 5 MiB part minimum');
+      if (store.kind === 'disk') {
+        // Fewer, larger chunks: each costs the Station milliseconds of CPU (disk-store.ts).
+        assert.equal(store.chunkSizeFor(1), 32 * 1024 * 1024, 'a disk Station asks for 32 MiB chunks');
+        assert.equal(store.partSizeFor(1), 16 * 1024 * 1024, 'a replica copies in 16 MiB pieces');
+      }
       if (store.kind === 's3') {
+        assert.equal(chunk, PARTS_PER_CHUNK * store.partSizeFor(tib), 'a chunk is whole parts');
         assert.ok(Math.ceil(tib / chunk) <= 10_000, '1 TiB fits in 10,000 parts');
         assert.equal(chunk % (1024 * 1024), 0, 'whole MiB');
         assert.throws(
