@@ -1,4 +1,4 @@
-// An answer sent before the request's body arrived says `Connection: close`
+// An answer sent before a large request body arrived says `Connection: close`
 // (src/core/http/unread-body.ts), on a real server and port: a client must not send its next
 // request on a socket that still holds the refused body's bytes.
 
@@ -60,6 +60,12 @@ test('an answer before a large body arrived closes the connection', async () => 
   const answer = await put('/refuse', 32 * 1024 * 1024);
   assert.equal(answer.status, 413);
   assert.equal(answer.connection, 'close');
+});
+
+test('an answer before a small body arrived keeps it open: Node drops the rest', async () => {
+  const answer = await put('/refuse', 512 * 1024);
+  assert.equal(answer.status, 413);
+  assert.equal(answer.connection, 'keep-alive');
 });
 
 test('an answer after the whole body was read keeps it open', async () => {
