@@ -144,7 +144,6 @@ export class FileBatches {
     batch.rels.push(at.rel);
     batch.bytes += data.length;
     this.#queuedRels.add(at.rel);
-    batch.bytes += data.length;
     if (batch.bytes >= SEND_BYTES || batch.paths.length >= SEND_FILES) {
       if (this.#inFlight.size >= IN_FLIGHT)
         return this.#roomThen(() => {
