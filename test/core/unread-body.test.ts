@@ -1,10 +1,11 @@
 // An answer sent before a large request body arrived says `Connection: close`
 // (src/core/http/unread-body.ts), on a real server and port: a client must not send its next
-// request on a socket that still holds the refused body's bytes.
+// request on a socket that still holds the refused body's bytes, and the close lingers so a
+// client still writing reads the answer instead of a reset.
 
 import assert from 'node:assert/strict';
 import { request } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { type AddressInfo, connect } from 'node:net';
 import { after, before, test } from 'node:test';
 import { serve } from '@hono/node-server';
 import { Hono } from 'hono';
@@ -72,4 +73,37 @@ test('an answer after the whole body was read keeps it open', async () => {
   const answer = await put('/read', 256 * 1024);
   assert.equal(answer.status, 200);
   assert.equal(answer.connection, 'keep-alive');
+});
+
+test('after a refusal the server goes on dropping what arrives, and closes when the client ends', async () => {
+  const socket = connect({ port, host: '127.0.0.1', allowHalfOpen: true });
+  const failures: string[] = [];
+  socket.on('error', (error) => failures.push(error.message));
+  let answer = '';
+  const answered = new Promise<void>((resolve) =>
+    socket.on('data', (data: Buffer) => {
+      answer += data.toString('latin1');
+      if (answer.includes('refused before reading')) resolve();
+    }),
+  );
+  const closed = new Promise<void>((resolve) => socket.once('close', () => resolve()));
+  socket.write(`PUT /refuse HTTP/1.1\r\nHost: x\r\nContent-Length: ${300 * 1024 * 1024}\r\n\r\n`);
+  socket.write(Buffer.alloc(4 * 1024 * 1024));
+  await answered;
+  assert.match(answer, /^HTTP\/1\.1 413/);
+  assert.match(answer, /connection: close/i);
+  // A server that closed at once resets the connection when these bytes reach it.
+  await new Promise((resolve) => setTimeout(resolve, 100));
+  const more = Buffer.alloc(1024 * 1024);
+  for (let i = 0; i < 8; i++) {
+    await new Promise<void>((resolve) =>
+      socket.write(more, (error) => {
+        if (error) failures.push(error.message);
+        resolve();
+      }),
+    );
+  }
+  socket.end();
+  await closed;
+  assert.deepEqual(failures, []);
 });

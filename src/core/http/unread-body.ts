@@ -1,18 +1,28 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
 import type { MiddlewareHandler } from 'hono';
 
 /** Up to this much of a refused body, Node reads and drops the rest and the connection stays. */
 const DRAINED_BYTES = 1024 * 1024;
 
+/** How long a closing connection still reads (and drops) a refused body so its answer arrives. */
+const LINGER_MS = 2_000;
+
 /**
  * An answer sent before a large request body arrived to its end (a refused upload chunk, a 401
- * or 413 on a large body) says `Connection: close`. The rest of that body is never read, so the
+ * or 413 on a large body) says `Connection: close`. The rest of that body is never kept, so the
  * connection ends after the answer; without it a client sent its next request on the socket
  * that still held the refused bytes and saw 'other side closed' (test/station/uploads/
  * streamed-upload-suite.ts, "past MAX_UPLOAD_BYTES"). A small body (a declared length up to
  * 1 MiB) keeps the connection: Node reads and drops what is left of it after the answer, so a
  * client still writing it gets the answer, not EPIPE from a socket closed under its write (a
  * viewer's refused hook upload did, test/core/integrations.test.ts).
+ *
+ * The close lingers (docs/api.md, README "Request bodies"): a socket closed while the client's bytes
+ * wait unread in it is reset, and a reset can reach the client before it read the answer, which
+ * it then never sees (test/core/body-limits.test.ts saw EPIPE instead of the 413 one run in six).
+ * So the server ends its side after the answer, goes on reading and dropping what arrives, and
+ * closes when the client ends its side or after LINGER_MS, as Apache and nginx do.
  */
 export function closeAfterUnreadBody(): MiddlewareHandler {
   return async function closeAfterUnreadBody(c, next) {
@@ -20,7 +30,27 @@ export function closeAfterUnreadBody(): MiddlewareHandler {
     const env = c.env as { incoming?: IncomingMessage; outgoing?: ServerResponse } | undefined;
     if (!env?.incoming || !env.outgoing || env.incoming.complete || env.outgoing.headersSent) return;
     const declared = Number(env.incoming.headers['content-length'] ?? Number.NaN);
+    if (declared <= DRAINED_BYTES) return;
     // Set on Node's response: @hono/node-server's writeHead merges it with the answer's headers.
-    if (!(declared <= DRAINED_BYTES)) env.outgoing.setHeader('Connection', 'close');
+    env.outgoing.setHeader('Connection', 'close');
+    lingerOnClose(env.incoming.socket, env.incoming);
+  };
+}
+
+/**
+ * Node's server closes a `Connection: close` socket with `destroySoon` once the answer is
+ * written: replaced on this one socket by a close that lingers. The request is dumped so the
+ * HTTP parser drops the body bytes it still reads instead of queueing them.
+ */
+function lingerOnClose(socket: Socket, request: IncomingMessage): void {
+  socket.destroySoon = () => {
+    if (socket.writable) socket.end();
+    request.removeAllListeners('data');
+    request.resume();
+    const close = () => socket.destroy();
+    const timer = setTimeout(close, LINGER_MS);
+    timer.unref();
+    socket.once('end', close);
+    socket.once('close', () => clearTimeout(timer));
   };
 }
