@@ -2,38 +2,34 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { MiddlewareHandler } from 'hono';
 
-/** Up to this much of a refused body, Node reads and drops the rest and the connection stays. */
-const DRAINED_BYTES = 1024 * 1024;
-
 /** How long a closing connection still reads (and drops) a refused body so its answer arrives. */
 const LINGER_MS = 2_000;
 
 /**
- * An answer sent before a large request body arrived to its end (a refused upload chunk, a 401
- * or 413 on a large body) says `Connection: close`. The rest of that body is never kept, so the
- * connection ends after the answer; without it a client sent its next request on the socket
- * that still held the refused bytes and saw 'other side closed' (test/station/uploads/
- * streamed-upload-suite.ts, "past MAX_UPLOAD_BYTES"). A small body (a declared length up to
- * 1 MiB) keeps the connection: Node reads and drops what is left of it after the answer, so a
- * client still writing it gets the answer, not EPIPE from a socket closed under its write (a
- * viewer's refused hook upload did, test/core/integrations.test.ts).
+ * An answer sent before the request's body arrived to its end (a refused upload chunk, a 401 or
+ * 413 on a large body, a 403 on an upload) says `Connection: close`. The rest of that body is not
+ * kept, so the connection ends after the answer; without it a client sent its next request on
+ * the socket that still held the refused bytes and saw 'other side closed' (test/station/
+ * uploads/streamed-upload-suite.ts, "past MAX_UPLOAD_BYTES"; upload-flow-suite.ts, "a chunk
+ * running past archive_size_bytes", whose body the route let go: Node then stops reading the
+ * socket, whatever the body's size).
  *
- * The close lingers (docs/api.md, README "Request bodies"): a socket closed while the client's bytes
- * wait unread in it is reset, and a reset can reach the client before it read the answer, which
- * it then never sees (test/core/body-limits.test.ts saw EPIPE instead of the 413 one run in six).
- * So the server ends its side after the answer, goes on reading and dropping what arrives, and
- * closes when the client ends its side or after LINGER_MS, as Apache and nginx do.
+ * The close lingers (docs/api.md, README "Request bodies"): a socket closed while the client's
+ * bytes wait unread in it is reset, and a reset can reach the client before it read the answer,
+ * which it then never sees (EPIPE instead of a 413 in test/core/body-limits.test.ts, instead of
+ * a viewer's 403 in test/core/integrations.test.ts). So the server ends its side after the
+ * answer, goes on reading and dropping what arrives, and closes when the client ends its side
+ * or after LINGER_MS, as Apache and nginx do.
  */
 export function closeAfterUnreadBody(): MiddlewareHandler {
   return async function closeAfterUnreadBody(c, next) {
     await next();
     const env = c.env as { incoming?: IncomingMessage; outgoing?: ServerResponse } | undefined;
     if (!env?.incoming || !env.outgoing || env.incoming.complete || env.outgoing.headersSent) return;
-    const declared = Number(env.incoming.headers['content-length'] ?? Number.NaN);
-    if (declared <= DRAINED_BYTES) return;
     // Set on Node's response: @hono/node-server's writeHead merges it with the answer's headers.
     env.outgoing.setHeader('Connection', 'close');
-    lingerOnClose(env.incoming.socket, env.incoming);
+    // The response's socket: a body the route let go no longer names it (body-pieces.ts).
+    if (env.outgoing.socket) lingerOnClose(env.outgoing.socket, env.incoming);
   };
 }
 
