@@ -6,11 +6,12 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import {
+  closeSync,
   existsSync,
   mkdirSync,
   mkdtempSync,
+  openSync,
   readdirSync,
-  readFileSync,
   readSync,
   rmSync,
   writeFileSync,
@@ -47,9 +48,13 @@ interface Session {
 
 /** `length` bytes of a chunk's file from `offset`: a path, or the handle of a growing archive. */
 function readRange(file: string | FileHandle, offset: number, length: number): Buffer {
-  if (typeof file === 'string') return Buffer.from(readFileSync(file).subarray(offset, offset + length));
-  const bytes = Buffer.alloc(length);
-  return bytes.subarray(0, readSync(file.fd, bytes, 0, length, offset));
+  const fd = typeof file === 'string' ? openSync(file, 'r') : file.fd;
+  try {
+    const bytes = Buffer.alloc(length);
+    return bytes.subarray(0, readSync(fd, bytes, 0, length, offset));
+  } finally {
+    if (typeof file === 'string') closeSync(fd);
+  }
 }
 
 type Method = 'initiate' | 'chunk' | 'finalize';
@@ -457,6 +462,69 @@ describe('the backup cycle against a Station client that answers like the protoc
     assert.equal(station.stored().length, 0);
     assert.deepEqual(readdirSync(join(work, 'data', 'staging')), [], 'no archive and no .part left');
     rmSync(join(job.absolute_path, 'cancel.bin'));
+  });
+
+  test('run-now of a job that did not change: the archive begun beside the walk is dropped, nothing goes to the Station', async () => {
+    change();
+    await backup.cycle('run_now', ctx());
+    const first = await state();
+    assert.equal(first.last_status, 'uploaded', first.last_error ?? undefined);
+    const [announced] = station.initiations;
+    const stored = station.stored()[0];
+    assert.equal(announced?.fingerprint, stored?.meta.fingerprint, "announced with the walk's fingerprint");
+    station.calls.length = 0;
+    // 16 MiB zstd cannot shrink: the archive is still being written when the walk is done.
+    writeFileSync(join(job.absolute_path, 'unchanged.bin'), randomBytes(16 * 1024 * 1024));
+    try {
+      await backup.cycle('run_now', ctx());
+      assert.equal((await state()).last_status, 'uploaded');
+      station.calls.length = 0;
+      for (const trigger of ['run_now', 'schedule'] as const) {
+        await backup.cycle(trigger, ctx());
+        const s = await state();
+        assert.equal(s.last_status, 'unchanged', `${trigger}: ${s.last_error ?? ''}`);
+        assert.equal(s.last_stored_as, station.stored().at(-1)?.stored);
+        assert.deepEqual(station.calls, [], `${trigger}: nothing initiated or sent`);
+        assert.equal(s.staged, false);
+        assert.deepEqual(readdirSync(join(work, 'data', 'staging')), [], 'no archive and no .part left');
+      }
+    } finally {
+      rmSync(join(job.absolute_path, 'unchanged.bin'));
+    }
+  });
+
+  test('a file that appears while the job is archived is not missed: the archive goes up with its own fingerprint', async () => {
+    // The archive reads `a-slow` (16 MiB zstd cannot shrink) long after the walk is done; the file
+    // appears in `z-late` once the walk is done (when the streamed upload is initiated), before
+    // the archive's own walk gets there.
+    mkdirSync(join(job.absolute_path, 'a-slow'));
+    writeFileSync(join(job.absolute_path, 'a-slow', 'noise.bin'), randomBytes(16 * 1024 * 1024));
+    mkdirSync(join(job.absolute_path, 'z-late'));
+    writeFileSync(join(job.absolute_path, 'z-late', 'old.txt'), 'old');
+    try {
+      station.faults.initiate.push(() => {
+        writeFileSync(join(job.absolute_path, 'z-late', 'new.txt'), 'appeared during the backup');
+        return undefined;
+      });
+      await backup.cycle('run_now', ctx());
+      const s = await state();
+      assert.equal(s.last_status, 'uploaded', s.last_error ?? undefined);
+      const [streamed, plain] = station.initiations;
+      assert.equal(streamed?.streamed, true);
+      assert.equal(plain?.streamed, undefined, 'the announced upload was abandoned for a plain one');
+      assert.notEqual(plain?.fingerprint, streamed?.fingerprint);
+      const [stored] = station.stored();
+      assert.equal(stored?.meta.idempotency_key, plain?.idempotency_key);
+      assert.equal(sha256(stored?.bytes ?? Buffer.alloc(0)), stored?.meta.archive_sha256);
+      // What is stored is the job as it is now: a scheduled cycle finds nothing to do.
+      station.calls.length = 0;
+      await backup.cycle('schedule', ctx());
+      assert.equal((await state()).last_status, 'unchanged');
+      assert.deepEqual(station.calls, []);
+    } finally {
+      rmSync(join(job.absolute_path, 'a-slow'), { recursive: true });
+      rmSync(join(job.absolute_path, 'z-late'), { recursive: true });
+    }
   });
 
   test('a streamed upload the Station finds too large (413): the staged archive goes up with its size declared', async () => {

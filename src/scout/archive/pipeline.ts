@@ -49,6 +49,11 @@ export interface ArchiveOptions {
    * change again), so an upload can read them while the archive grows (src/scout/upload/).
    */
   onWritten?: (bytes: number) => void;
+  /**
+   * Called once every byte of the archive is written (its size and SHA-256 known), before the
+   * file is fsynced and renamed into place: an upload reading it may finish meanwhile.
+   */
+  onSealed?: (end: { size: number; sha256: string }) => void;
 }
 
 export interface ArchiveResult {
@@ -145,6 +150,7 @@ export async function writeArchive(options: ArchiveOptions): Promise<ArchiveResu
       throw failure;
     })();
     const result = await Promise.race([sealer.end(workers.count), failed]);
+    options.onSealed?.({ size: result.size, sha256: result.sha256 });
     await handle.sync();
     await handle.close();
     handle = null;

@@ -34,6 +34,20 @@ const log = logger.child({ mod: 'scout/backup' });
 
 export type Trigger = 'schedule' | 'run_now' | 'force_send';
 
+/** What the scan's walk found: the fingerprint to announce, the one change detection compares, the bytes. */
+interface Seen {
+  fingerprint: string;
+  detected: string;
+  total: number;
+}
+
+/** A scan under way (startScan): its walk's result, the extended attributes, and a way to stop both. */
+interface Scan {
+  seen: Promise<Seen>;
+  xattrs: () => Promise<XattrMap>;
+  done: () => void;
+}
+
 interface PassResult {
   /** Whether the Station was reached (for the circuit); null when no upload was tried. */
   reached: boolean | null;
@@ -74,39 +88,33 @@ export function createBackup(deps: {
   const needsAttention = new Set<string>();
 
   /**
-   * Walks the job for its fingerprint (what a streamed upload announces), its change-detection
-   * fingerprint and its size, holding no list of its entries; its extended attributes are listed meanwhile by another process (only an archive
-   * needs them: `xattrs()` waits for them; `done()` stops the listing when unchanged).
+   * Starts walking the job for its fingerprint (what a streamed upload announces), its
+   * change-detection fingerprint and its size, holding no list of its entries; its extended
+   * attributes are listed meanwhile by another process (only an archive needs them: `xattrs()`
+   * waits for them). Nothing is awaited here: the archive may start beside the walk (stage).
+   * `done()` stops whatever still runs of both.
    */
-  async function collect(job: DiscoveredJob, signal: AbortSignal) {
+  function startScan(job: DiscoveredJob, signal: AbortSignal): Scan {
     const stop = new AbortController();
     const config = job.config;
+    const both = AbortSignal.any([signal, stop.signal]);
     const listing = config
-      ? scanXattrs(job.absolute_path, {
-          followSymlinks: config.follow_symlinks,
-          signal: AbortSignal.any([signal, stop.signal]),
-        })
+      ? scanXattrs(job.absolute_path, { followSymlinks: config.follow_symlinks, signal: both })
       : Promise.resolve(new Map() as XattrMap);
     listing.catch(() => {}); // awaited by xattrs(), or abandoned by done()
-    let fingerprint = '';
-    let detected = '';
-    let total = 0;
-    try {
-      if (config) {
-        // What change detection compares: with `change_detection: mtimes`, modification times count.
-        const mtimes = config.change_detection === 'mtimes';
-        const fingerprints = new WalkFingerprints([{}, ...(mtimes ? [{ mtimes }] : [])]);
-        for await (const entry of walkJob(job.absolute_path, config, { signal, fingerprints }))
-          if (entry.type === 'file') total += entry.size;
-        const [plain = '', withTimes] = fingerprints.digests();
-        fingerprint = plain;
-        detected = withTimes ?? plain;
-      }
-    } catch (error) {
-      stop.abort();
-      throw error;
-    }
-    return { fingerprint, detected, total, xattrs: () => listing, done: () => stop.abort() };
+    const seen = (async (): Promise<Seen> => {
+      if (!config) return { fingerprint: '', detected: '', total: 0 };
+      // What change detection compares: with `change_detection: mtimes`, modification times count.
+      const mtimes = config.change_detection === 'mtimes';
+      const fingerprints = new WalkFingerprints([{}, ...(mtimes ? [{ mtimes }] : [])]);
+      let total = 0;
+      for await (const entry of walkJob(job.absolute_path, config, { signal: both, fingerprints }))
+        if (entry.type === 'file') total += entry.size;
+      const [plain = '', withTimes] = fingerprints.digests();
+      return { fingerprint: plain, detected: withTimes ?? plain, total };
+    })();
+    seen.catch(() => stop.abort()); // awaited by the cycle; a failed walk stops the listing too
+    return { seen, xattrs: () => listing, done: () => stop.abort() };
   }
 
   /**
@@ -117,25 +125,30 @@ export function createBackup(deps: {
    * (what change detection keeps) also leaves out those archived incomplete, so the next cycle
    * tries them again.
    *
-   * With `station`, the upload runs while the archive is written (a streamed upload,
-   * src/scout/upload/while-archiving.ts), announced with the scan's fingerprint. An archive
-   * whose own fingerprint differs (entries changed, appeared or went between the scan and the
-   * archive's walk) is not what was announced: that upload is abandoned and the staged archive
-   * goes up afterwards as a plain upload.
+   * The archive starts as soon as the extended attributes are listed, while the scan's walk may
+   * still run (issue #27: the user does not wait for a whole walk before the first byte is
+   * archived). `wanted` decides from the scan whether this archive is to be made at all: when
+   * not (the job did not change), the archive stops, nothing stays staged and stage answers
+   * null. With `station`, the upload runs while the archive is written (a streamed upload,
+   * src/scout/upload/while-archiving.ts), initiated once the scan is done, announced with its
+   * fingerprint; the chunks written meanwhile go first. An archive whose own fingerprint
+   * differs (entries changed, appeared or went between the scan's walk and the archive's) is
+   * not what was announced: that upload is abandoned and the staged archive goes up afterwards
+   * as a plain upload, declaring the archive's own fingerprint.
    */
   async function stage(
     job: DiscoveredJob,
-    scan: { fingerprint: string; total: number; xattrs: () => Promise<XattrMap> },
+    scan: Scan,
+    wanted: (seen: Seen) => boolean,
     ctx: OperationContext,
     station: { client: StationClient; target: UploadTarget } | null,
-  ): Promise<{ staged: StagedArchive; upload: StreamedUpload | null }> {
+  ): Promise<{ staged: StagedArchive; upload: StreamedUpload | null } | null> {
     const config = job.config;
     if (!config) throw new Error('job without a valid config');
     await mkdir(stagingDir, { recursive: true });
     const key = deps.keys.current();
     const now = clock.now();
     const file = join(stagingDir, `${config.job_name}-${now}-${randomBytes(4).toString('hex')}.tar.zst`);
-    const total = scan.total;
     const mtimes = config.change_detection === 'mtimes';
     const complete = (outcome: EntryOutcome) => outcome === 'archived';
     const fingerprints = new WalkFingerprints([
@@ -144,22 +157,50 @@ export function createBackup(deps: {
       ...(mtimes ? [{ counts: complete, mtimes }] : []),
     ]);
     const walkSkipped: SkippedEntry[] = [];
-    ctx.progress({ phase: 'archiving', bytes_done: 0, bytes_total: total });
+    // The archive's size is known once the scan is done; until then progress counts without it.
+    let total = 0;
+    ctx.progress({ phase: 'archiving', bytes_done: 0, bytes_total: 0 });
     const timestamp = utcSecond(now);
     const streamKey = `${deps.instanceId}-${config.job_name}-s${randomBytes(8).toString('hex')}-${now}`;
+    /** The scan's result when the archive is wanted, null when not; stops the archive otherwise. */
+    const unwanted = new AbortController();
+    /** The scan's result once it is known and wanted. */
+    let known: Seen | null = null;
+    const decided = scan.seen.then((seen) => {
+      if (!wanted(seen)) {
+        unwanted.abort(new Error('the job did not change: no archive is needed'));
+        return null;
+      }
+      known = seen;
+      total = seen.total;
+      ctx.progress({ bytes_total: total });
+      return seen;
+    });
+    decided.catch((error: unknown) => unwanted.abort(error)); // a failed scan stops the archive
     let archiveDone = false;
+    /** The archive's fingerprints (every entry, without the incomplete, with mtimes), once its walk is done. */
+    let digests: string[] | null = null;
+    const digestsOnce = () => {
+      digests ??= fingerprints.digests();
+      return digests;
+    };
+    /** The streamed upload was told the archive's end as soon as it was written (onSealed). */
+    let completed = false;
     const upload = station
       ? uploadWhileArchiving({
           ...station,
-          announce: announcement(
-            {
-              fingerprint: scan.fingerprint,
-              timestamp,
-              idempotency_key: streamKey,
-              key_fingerprint: key.fingerprint,
-            },
-            station.target,
-          ),
+          announce: decided.then((seen) => {
+            if (!seen) throw new Error('no archive is needed');
+            return announcement(
+              {
+                fingerprint: seen.fingerprint,
+                timestamp,
+                idempotency_key: streamKey,
+                key_fingerprint: key.fingerprint,
+              },
+              station.target,
+            );
+          }),
           path: file,
           signal: ctx.signal,
           onProgress: (done) => {
@@ -168,11 +209,13 @@ export function createBackup(deps: {
         })
       : null;
     let result: Awaited<ReturnType<typeof writeArchive>>;
+    let seen: Seen | null;
     try {
+      const signal = AbortSignal.any([ctx.signal, unwanted.signal]);
       result = await writeArchive({
         jobDir: job.absolute_path,
         entries: walkJob(job.absolute_path, config, {
-          signal: ctx.signal,
+          signal,
           onSkip: (entry) => walkSkipped.push(entry),
           fingerprints,
         }),
@@ -180,16 +223,41 @@ export function createBackup(deps: {
         xattrs: await scan.xattrs(),
         recipient: key.publicKey,
         outPath: file,
-        signal: ctx.signal,
-        onProgress: (bytes) => ctx.progress({ bytes_done: Math.min(bytes, total) }),
+        signal,
+        onProgress: (bytes) => ctx.progress({ bytes_done: total > 0 ? Math.min(bytes, total) : bytes }),
         ...(upload ? { onWritten: upload.onWritten } : {}),
+        // Every byte is written and the walk is done: an archive that is the one announced is
+        // finalized while the staged file is fsynced (the Station fsyncs its copy meanwhile).
+        onSealed: (end) => {
+          if (!upload || !known || digestsOnce()[0] !== known.fingerprint) return;
+          completed = true;
+          upload.complete(end);
+        },
       });
+      // A small archive may be complete before the scan: it is wanted only if the job changed.
+      seen = await decided.catch(async (error: unknown) => {
+        await rm(file, { force: true });
+        throw error;
+      });
+      if (!seen) await rm(file, { force: true });
     } catch (error) {
+      // Stopped because the scan said so (the job did not change, or the walk failed), not by
+      // the stop of the scan below.
+      const byScan = unwanted.signal.aborted && !ctx.signal.aborted;
+      scan.done();
       await upload?.abandon(error as Error);
+      if (byScan) {
+        if ((await decided.catch(() => undefined)) === null) return null;
+        throw unwanted.signal.reason;
+      }
       throw error;
     }
-    const [archived = '', retry = '', change] = fingerprints.digests();
-    const streamed = upload !== null && archived === scan.fingerprint;
+    if (!seen) {
+      await upload?.abandon(new Error('the job did not change: no archive is needed'));
+      return null;
+    }
+    const [archived = '', retry = '', change] = digestsOnce();
+    const streamed = upload !== null && archived === seen.fingerprint;
     const incomplete = result.skipped.some((entry) => entry.inArchive);
     const skipped = summarizeSkipped([...walkSkipped, ...result.skipped]);
     const staged: StagedArchive = {
@@ -219,7 +287,7 @@ export function createBackup(deps: {
     }
     await deps.states.update(job.relative_path, config.job_name, { staged });
     archiveDone = true;
-    upload?.complete({ size: result.size, sha256: result.sha256 });
+    if (!completed) upload?.complete({ size: result.size, sha256: result.sha256 });
     return { staged, upload: streamed ? upload : null };
   }
 
@@ -283,13 +351,12 @@ export function createBackup(deps: {
     try {
       let staged = deps.states.staged(row);
       const waiting = staged !== null;
-      const scan = await collect(job, ctx.signal);
-      const detected = scan.detected;
       const settings = await deps.settings.read();
       const due = freshSnapshotDue(row?.lastStoredAs ?? null, settings.force_send_every_days, now);
-      const unchanged = !staged && trigger !== 'force_send' && !due && row?.storedFingerprint === detected;
-      if (staged || unchanged) scan.done(); // no archive to make: its xattrs are not needed
-      if (unchanged) {
+      /** Whether the scan finds the job as it was last stored (nothing to archive). */
+      const unchangedBy = (seen: Seen) =>
+        trigger !== 'force_send' && !due && row?.storedFingerprint === seen.detected;
+      const unchanged = async () => {
         if (again) return { reached: null, uploadedWaiting: false };
         await deps.states.update(job.relative_path, name, {
           lastStatus: 'unchanged',
@@ -298,7 +365,7 @@ export function createBackup(deps: {
           lastSuccessAt: now,
         });
         return { reached: null, uploadedWaiting: false };
-      }
+      };
       if (due && !staged) log.info({ job: name, days: settings.force_send_every_days }, 'fresh snapshot due');
       const target: UploadTarget = {
         scoutId: settings.scout_id,
@@ -306,18 +373,29 @@ export function createBackup(deps: {
         jobName: name,
         advertisedUrl: deps.advertisedUrl,
       };
-      // A new archive goes up while it is written when the upload could start now.
-      const early = staged ? null : (await stationFor(trigger, settings)).client;
       let streaming: StreamedUpload | null = null;
-      try {
-        if (!staged) {
+      if (!staged) {
+        // A staged archive goes up as it is; otherwise the job is walked. The archive starts
+        // beside that walk when it is likely wanted: it surely is (a first backup, force-send, a
+        // fresh snapshot due), or someone waits for it (run-now); a scheduled cycle, which mostly
+        // finds jobs unchanged, and a cycle's second pass wait for the walk first.
+        const scan = startScan(job, ctx.signal);
+        try {
+          const surely = row?.storedFingerprint == null || trigger === 'force_send' || due;
+          if (!surely && (trigger === 'schedule' || again) && unchangedBy(await scan.seen)) {
+            scan.done(); // no archive to make: its xattrs are not needed
+            return await unchanged();
+          }
+          // A new archive goes up while it is written when the upload could start now.
+          const early = (await stationFor(trigger, settings)).client;
           const station = early && mayStream(early) ? { client: early, target } : null;
-          const made = await stage(job, scan, ctx, station);
+          const made = await stage(job, scan, (seen) => !unchangedBy(seen), ctx, station);
+          if (!made) return await unchanged();
           staged = made.staged;
           streaming = made.upload;
+        } finally {
+          scan.done();
         }
-      } finally {
-        scan.done();
       }
       const refuse = async (message: string, attention: boolean, code: ErrorCode) => {
         if (attention) needsAttention.add(job.relative_path);

@@ -3,8 +3,10 @@ import type { StationClient } from './station-client.ts';
 import { type Announcement, sendArchive, type UploadTarget } from './uploader.ts';
 
 /**
- * A streamed upload beside the archive pipeline (issue #27): it starts before the archive's
- * first byte, sends each chunk as soon as the pipeline has written it to the staged file, and
+ * A streamed upload beside the archive pipeline (issue #27): it initiates as soon as its
+ * announcement is known (the job's fingerprint comes from a walk that may still run while the
+ * archive starts: src/scout/schedule/backup.ts), sends each chunk as soon as the pipeline has
+ * written it to the staged file (catching up with what was written before), and
  * finalizes with the size and SHA-256 once the archive is complete, so a backup takes about as
  * long as the slower of archiving and uploading instead of both. The pipeline writes the staged
  * file as always: an upload that fails resumes from it in a later cycle, force-send reuses it.
@@ -16,7 +18,8 @@ import { type Announcement, sendArchive, type UploadTarget } from './uploader.ts
  */
 export function uploadWhileArchiving(options: {
   client: StationClient;
-  announce: Announcement;
+  /** What initiation declares, or a promise of it: nothing goes to the Station before it resolves. */
+  announce: Announcement | Promise<Announcement>;
   /** Where the archive will be staged (the pipeline writes `<path>.part` first). */
   path: string;
   target: UploadTarget;
@@ -25,12 +28,9 @@ export function uploadWhileArchiving(options: {
 }) {
   const growing = growingArchive(options.path);
   const stop = new AbortController();
-  const settled = sendArchive({
-    ...options,
-    source: growing.source,
-    streamed: true,
-    signal: AbortSignal.any([options.signal, stop.signal]),
-  })
+  const signal = AbortSignal.any([options.signal, stop.signal]);
+  const settled = announced(options.announce, signal)
+    .then((announce) => sendArchive({ ...options, announce, source: growing.source, streamed: true, signal }))
     .then(
       (reply) => ({ reply, error: null }),
       (error: unknown) => ({ reply: null, error }),
@@ -55,6 +55,20 @@ export function uploadWhileArchiving(options: {
       return outcome.reply;
     },
   };
+}
+
+/** The announcement once it is known, or the reason the upload stopped before it was. */
+function announced(
+  announce: Announcement | Promise<Announcement>,
+  signal: AbortSignal,
+): Promise<Announcement> {
+  if (!(announce instanceof Promise)) return Promise.resolve(announce);
+  return new Promise((resolve, reject) => {
+    const stop = () => reject(signal.reason);
+    if (signal.aborted) return stop();
+    signal.addEventListener('abort', stop, { once: true });
+    announce.then(resolve, reject).finally(() => signal.removeEventListener('abort', stop));
+  });
 }
 
 export type StreamedUpload = ReturnType<typeof uploadWhileArchiving>;
