@@ -1,4 +1,4 @@
-import type { IncomingMessage } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Readable } from 'node:stream';
 import type { ReadableStream as WebReadableStream } from 'node:stream/web';
 import { type Context, Hono } from 'hono';
@@ -11,12 +11,18 @@ import {
   InitiateRequestSchema,
 } from '../../shared/protocol/uploads.ts';
 import type { StationServices } from '../services.ts';
+import { offerSocketReads } from '../storage/socket-reads.ts';
 import { BACKUP_CHUNKS, stationToken } from './station-token-auth.ts';
 
-/** The raw request body as a Node stream: the socket itself under @hono/node-server, no web-stream layers. */
+/**
+ * The raw request body as a Node stream: the socket itself under @hono/node-server, no
+ * web-stream layers; a large one is offered to be read straight into the store's memory
+ * (src/station/storage/socket-reads.ts).
+ */
 function requestBody(c: Context<AppEnv>): Readable {
-  const incoming = (c.env as { incoming?: IncomingMessage } | undefined)?.incoming;
-  if (incoming) return incoming;
+  const env = c.env as { incoming?: IncomingMessage; outgoing?: ServerResponse } | undefined;
+  if (env?.incoming && env.outgoing) return offerSocketReads(env.incoming, env.outgoing);
+  if (env?.incoming) return env.incoming;
   return c.req.raw.body ? Readable.fromWeb(c.req.raw.body as WebReadableStream) : Readable.from([]);
 }
 

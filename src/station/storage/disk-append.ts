@@ -4,6 +4,7 @@ import { truncate } from 'node:fs/promises';
 import type { Readable } from 'node:stream';
 import { AppError, badRequest } from '../../core/errors.ts';
 import { eachPiece } from './body-pieces.ts';
+import { socketReadsOf } from './socket-reads.ts';
 import { openWriteBatches } from './write-batches.ts';
 
 /** The SHA-256 of a staged file's first `offset` bytes, kept while the bytes arrive. */
@@ -71,11 +72,25 @@ export function createStagedWriter() {
       let received = 0;
       try {
         try {
-          await eachPiece(body, (piece) => {
-            received += piece.length;
+          const count = (n: number) => {
+            received += n;
             if (received > room) throw badRequest(`chunk runs past archive_size_bytes (${offset + room})`);
-            return batches.push(piece);
-          });
+          };
+          const reads = socketReadsOf(body);
+          if (reads) {
+            await reads({
+              room: () => batches.room(),
+              took: (n) => {
+                count(n);
+                return batches.took(n);
+              },
+            });
+          } else {
+            await eachPiece(body, (piece) => {
+              count(piece.length);
+              return batches.push(piece);
+            });
+          }
           await batches.drain();
         } catch (error) {
           if (error instanceof AppError || (error as NodeJS.ErrnoException).code === 'ENOSPC') throw error;

@@ -145,6 +145,10 @@ export async function openWriteBatches(
     base = at + fill - carry;
     head = carry;
     fill = carry;
+    startWrite(bytes, at, known);
+  }
+
+  function startWrite(bytes: Buffer, at: number, known: number): void {
     writing = write(bytes, at, known)
       .catch((error: unknown) => {
         failure ??= error;
@@ -159,38 +163,60 @@ export async function openWriteBatches(
     timer = null;
   }
 
+  /**
+   * Writes the current block's bytes so far without leaving it (a read straight into its free
+   * rest may be under way, socket-reads.ts): they count as in the file (`head`), and the block's
+   * next write writes them again with what follows. Reads land only past `fill`, which this
+   * write does not touch.
+   */
+  function flushInPlace(): void {
+    if (fill === head || failure !== null) return;
+    const bytes = block(current).subarray(0, fill);
+    const known = head;
+    head = fill;
+    startWrite(bytes, base, known);
+  }
+
   function idleFlush(): void {
     timer = null;
     if (writing) timer = setTimeout(idleFlush, IDLE_FLUSH_MS);
-    else handOff();
+    else flushInPlace();
   }
 
   const check = () => {
     if (failure !== null) throw failure;
   };
 
-  /** Copies `chunk` from `at` into the blocks, handing each full one off to be written. */
-  function copyFrom(chunk: Buffer, at: number): Promise<void> | undefined {
-    let from = at;
-    while (from < chunk.length) {
-      const copied = chunk.copy(block(current), fill, from);
-      fill += copied;
-      from += copied;
-      if (fill === block(current).length) {
-        clearTimer();
-        if (writing) {
-          const rest = from;
-          return writing.then(() => {
-            check();
-            handOff();
-            return copyFrom(chunk, rest);
-          });
-        }
+  /** `n` bytes more are in the current block (read into it, or copied): hands it off once full. */
+  function filled(n: number): Promise<void> | undefined {
+    fill += n;
+    if (fill < block(current).length) {
+      if (fill > head) timer ??= setTimeout(idleFlush, IDLE_FLUSH_MS);
+      return undefined;
+    }
+    clearTimer();
+    if (writing) {
+      return writing.then(() => {
         check();
         handOff();
+      });
+    }
+    check();
+    handOff();
+    return undefined;
+  }
+
+  /** Copies `chunk` from `at` into the blocks, handing each full one off to be written. */
+  function copyFrom(chunk: Buffer, at: number): Promise<void> | undefined {
+    for (let from = at; from < chunk.length; ) {
+      const copied = chunk.copy(block(current), fill, from);
+      from += copied;
+      const waiting = filled(copied);
+      if (waiting) {
+        const rest = from;
+        return waiting.then(() => copyFrom(chunk, rest));
       }
     }
-    if (fill > head) timer ??= setTimeout(idleFlush, IDLE_FLUSH_MS);
     return undefined;
   }
 
@@ -207,6 +233,24 @@ export async function openWriteBatches(
       check();
       noteReceived(chunk.length);
       return copyFrom(chunk, 0);
+    },
+
+    /**
+     * The free rest of the current block, for the next read of a body straight into it
+     * (socket-reads.ts); null while the block is full and waits for the write in flight.
+     */
+    room(): Buffer | null {
+      const bytes = block(current);
+      return fill < bytes.length ? bytes.subarray(fill) : null;
+    },
+
+    /**
+     * `n` bytes were read into the last `room`: as `push` without the copy (a promise only when
+     * the full block waits for the write in flight; no room until it settles).
+     */
+    took(n: number): Promise<void> | undefined {
+      check();
+      return filled(n);
     },
 
     /** Writes what is pending and waits for every write. */

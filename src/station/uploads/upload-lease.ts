@@ -4,6 +4,7 @@ import { newId } from '../../core/auth/secrets.ts';
 import type { Clock } from '../../core/clock.ts';
 import type { HeldLease, Leases } from '../services/leases.ts';
 import { letGo } from '../storage/body-pieces.ts';
+import { offerReads, socketReadsOf } from '../storage/socket-reads.ts';
 
 /** How long a lease holds without renewal: a Station that died mid-chunk blocks no longer. */
 export const LEASE_MS = 60_000;
@@ -87,16 +88,21 @@ export async function withUploadLease<T>(
     confirmedAt = asked;
   }
 
+  /** Before a piece of the body is passed on: throws once the lease is lost, confirms it when due. */
+  function beforePiece(): Promise<void> | undefined {
+    if (lost) throw new LeaseLost();
+    return clock.now() - confirmedAt >= CONFIRM_AFTER_MS ? confirm() : undefined;
+  }
+
   function guard(body: Readable): Readable {
     // The body's own iterator, kept open on return: a lost lease answers (409) and drops the
     // rest of the body; any other early end (a chunk too long) drops the request as before.
     const pieces = body.iterator({ destroyOnReturn: false });
-    return Readable.from(
+    const guarded = Readable.from(
       (async function* () {
         try {
           for await (const piece of pieces) {
-            if (lost) throw new LeaseLost();
-            if (clock.now() - confirmedAt >= CONFIRM_AFTER_MS) await confirm();
+            await beforePiece();
             yield piece as Buffer;
           }
         } finally {
@@ -106,6 +112,20 @@ export async function withUploadLease<T>(
       })(),
       { objectMode: false },
     );
+    // Read from its socket instead (socket-reads.ts), the same check comes before each read is taken.
+    const reads = socketReadsOf(body);
+    if (reads) {
+      offerReads(guarded, (target) =>
+        reads({
+          room: () => target.room(),
+          took: (n) => {
+            const due = beforePiece();
+            return due ? due.then(() => target.took(n)) : target.took(n);
+          },
+        }),
+      );
+    }
+    return guarded;
   }
 
   const renewal = setInterval(() => void confirm().catch(() => {}), LEASE_MS / 3);

@@ -4,6 +4,7 @@ import type { Database } from '../../helpers/database-runner.ts';
 import { onDatabase } from '../../helpers/database-runner.ts';
 import { backupAbuseSuite } from './backup-abuse-suite.ts';
 import { reservationsSuite } from './reservations-suite.ts';
+import { socketReadsSuite } from './socket-reads-suite.ts';
 import { streamedUploadSuite } from './streamed-upload-suite.ts';
 import { uploadFlowSuite } from './upload-flow-suite.ts';
 import { uploadRecoverySuite } from './upload-recovery-suite.ts';
@@ -24,6 +25,9 @@ export function uploadSuites(database: Database): void {
     );
     reservationsSuite(on('staging reservations'), (options) => stationOn('reservations', options));
     streamedUploadSuite(on('streamed uploads'), (name, env) => stationOn(`streamed_upload_${name}`, { env }));
+    socketReadsSuite(on('chunks read from their socket'), (name, env) =>
+      stationOn(`socket_reads_${name}`, { env }),
+    );
     // On PostgreSQL two Stations share the database: the request limit and the drill
     // de-duplication live there, so they hold across both.
     backupAbuseSuite(

@@ -9,6 +9,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { BLOCK_BYTES, returnBlock, takeBlock } from '../../../src/station/storage/batch-blocks.ts';
 import { openWriteBatches } from '../../../src/station/storage/write-batches.ts';
 import { sha256 } from '../../helpers/hashes.ts';
@@ -66,6 +67,40 @@ describe('write batches', () => {
     } finally {
       for (const b of lent) returnBlock(b);
     }
+  });
+
+  test('bytes read straight into the blocks (room/took) land exactly; a stall writes them in place, in the file before the block is full', async () => {
+    const path = join(dir, 'rooms');
+    const first = randomBytes(7777);
+    writeFileSync(path, first);
+    const more = randomBytes(2 * BLOCK_BYTES + 12_345);
+    const seen = createHash('sha256');
+    const batches = await openWriteBatches(path, first.length, (bytes) => seen.update(bytes));
+    let stalled = false;
+    try {
+      for (let at = 0; at < more.length; ) {
+        // The room is handed out before the bytes arrive, as to a socket read that waits.
+        const room = batches.room();
+        assert.ok(room, 'a room whenever took did not ask to wait');
+        if (!stalled && at > BLOCK_BYTES + 5000) {
+          // A stalled client: within IDLE_FLUSH_MS what arrived is in the file (bounded wait),
+          // and the room handed out before stays the place of the next bytes.
+          stalled = true;
+          for (let i = 0; i < 100 && batches.position() < first.length + at; i += 1) await sleep(20);
+          assert.equal(batches.position(), first.length + at, 'the stalled bytes are written');
+          assert.deepEqual(readFileSync(path).subarray(first.length), more.subarray(0, at));
+        }
+        const n = Math.min(room.length, more.length - at, randomInt(1, 300_000));
+        more.copy(room, 0, at, at + n);
+        at += n;
+        await batches.took(n);
+      }
+      await batches.drain();
+    } finally {
+      await batches.close();
+    }
+    assert.equal(sha256(readFileSync(path)), sha256(Buffer.concat([first, more])));
+    assert.equal(seen.digest('hex'), sha256(more), 'each new byte seen once, in order');
   });
 
   test('an empty chunk writes nothing and keeps the file as it was', async () => {
