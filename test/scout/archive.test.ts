@@ -43,45 +43,73 @@ function source(name: string, megabytes: number): string {
   return dir;
 }
 
-describe('writeArchive', { skip: skipUnlessPrograms(['age', 'zstd', 'tar']) }, () => {
-  test('age -d | zstd -d | tar -x reads it back to the same tree; size and SHA-256 match the file', async () => {
-    const src = source('interop', 12);
-    const out = join(work, 'interop.tar.zst');
-    const result = await writeArchive({
+/**
+ * Archives `src`, checks the answer's size and SHA-256 against the file and that `age -d | zstd
+ * -d | tar -x` reads it back to the same tree; answers the archive's size.
+ */
+async function assertReadBack(src: string, name: string): Promise<number> {
+  const out = join(work, `${name}.tar.zst`);
+  const result = await writeArchive({
+    jobDir: src,
+    entries: await entriesOf(src),
+    recipient: key.publicKey,
+    outPath: out,
+  });
+  assert.equal(result.size, statSync(out).size);
+  assert.equal(result.sha256, sha256(readFileSync(out)));
+  const keyFile = join(work, `${name}-key.txt`);
+  writeFileSync(keyFile, `${key.ageIdentity}\n`);
+  const dest = join(work, `${name}-out`);
+  mkdirSync(dest);
+  execFileSync('sh', ['-c', 'age -d -i "$0" "$1" | zstd -d -q | tar -x -C "$2"', keyFile, out, dest]);
+  assert.deepEqual(tree(dest), tree(src));
+  return result.size;
+}
+
+/**
+ * Archives `src` into a new staging folder and cancels once `bytes` of the archive are written;
+ * asserts the error is the abort and answers what is left in the folder.
+ */
+async function cancelledAt(src: string, folder: string, bytes: number): Promise<string[]> {
+  const staging = join(work, folder);
+  mkdirSync(staging);
+  const controller = new AbortController();
+  await assert.rejects(
+    writeArchive({
       jobDir: src,
       entries: await entriesOf(src),
       recipient: key.publicKey,
-      outPath: out,
-    });
-    assert.equal(result.size, statSync(out).size);
-    assert.equal(result.sha256, sha256(readFileSync(out)));
-    const keyFile = join(work, 'key.txt');
-    writeFileSync(keyFile, `${key.ageIdentity}\n`);
-    const dest = join(work, 'interop-out');
-    mkdirSync(dest);
-    execFileSync('sh', ['-c', 'age -d -i "$0" "$1" | zstd -d -q | tar -x -C "$2"', keyFile, out, dest]);
-    assert.deepEqual(tree(dest), tree(src));
+      outPath: join(staging, 'cancelled.tar.zst'),
+      signal: controller.signal,
+      onWritten: (written) => {
+        if (written > bytes) controller.abort();
+      },
+    }),
+    { name: 'AbortError' },
+  );
+  return readdirSync(staging);
+}
+
+describe('writeArchive', { skip: skipUnlessPrograms(['age', 'zstd', 'tar']) }, () => {
+  test('age -d | zstd -d | tar -x reads it back to the same tree; size and SHA-256 match the file', async () => {
+    await assertReadBack(source('interop', 12), 'interop');
+  });
+
+  test('an archive past the 64 MiB the sealing worker sends to the disk at a time reads back whole', async () => {
+    const src = join(work, 'flushed');
+    mkdirSync(src);
+    // zstd cannot shrink these: the archive passes 64 MiB
+    for (let i = 0; i < 80; i += 1) writeFileSync(join(src, `noise-${i}.bin`), randomBytes(MIB));
+    assert.ok((await assertReadBack(src, 'flushed')) > 80 * MIB);
+  });
+
+  test('cancelled past the first 64 MiB sent to the disk: no archive and no .part is left', async () => {
+    // `flushed` is made by the test above.
+    assert.deepEqual(await cancelledAt(join(work, 'flushed'), 'staging-flushed', 66 * MIB), []);
   });
 
   test('cancelled mid-archive: the error is the abort, no archive and no .part is left', async () => {
-    const src = source('cancel', 24);
-    const staging = join(work, 'staging');
-    mkdirSync(staging);
-    const controller = new AbortController();
-    await assert.rejects(
-      writeArchive({
-        jobDir: src,
-        entries: await entriesOf(src),
-        recipient: key.publicKey,
-        outPath: join(staging, 'cancelled.tar.zst'),
-        signal: controller.signal,
-        onProgress: (bytes) => {
-          if (bytes > 4 * MIB) controller.abort();
-        },
-      }),
-      { name: 'AbortError' },
-    );
-    assert.deepEqual(readdirSync(staging), []);
+    assert.deepEqual(await cancelledAt(source('cancel', 24), 'staging', 4 * MIB), []);
   });
 
   test('memory stays bounded by the blocks in flight, not the archive size', async () => {

@@ -16,7 +16,7 @@ import { WORKER_HEAP } from './worker-heap.ts';
 function sealWorkerMain(makeSealer: typeof ageStreamSealer): void {
   const { parentPort, workerData } = process.getBuiltinModule('node:worker_threads');
   const { createHash } = process.getBuiltinModule('node:crypto');
-  const { writeSync } = process.getBuiltinModule('node:fs');
+  const { writeSync, fdatasync } = process.getBuiltinModule('node:fs');
   const parent = parentPort as MessagePort;
   const sealer = makeSealer(Buffer.from(workerData.payloadKey));
   const hash = createHash('sha256');
@@ -27,10 +27,25 @@ function sealWorkerMain(makeSealer: typeof ageStreamSealer): void {
   let size = 0;
   let failed = false;
 
+  // Every 64 MiB written, the file's pages start for the disk (fdatasync on the thread pool, one
+  // at a time, not waited for): the disk writes while the archive is made, so the final fsync
+  // (pipeline.ts) has little left, instead of the whole archive at its end.
+  const FLUSH_EVERY = 64 * 1024 * 1024;
+  let flushedAt = 0;
+  let flushing = false;
+  const flushed = () => {
+    flushing = false;
+  };
+
   function write(bytes: Buffer): void {
     hash.update(bytes);
     for (let at = 0; at < bytes.length; ) at += writeSync(fd, bytes, at, bytes.length - at);
     size += bytes.length;
+    if (!flushing && size - flushedAt >= FLUSH_EVERY) {
+      flushing = true;
+      flushedAt = size;
+      fdatasync(fd, flushed); // a failure shows in the final fsync
+    }
   }
 
   function advance(): void {
