@@ -9,11 +9,11 @@ import { createKeyStore } from '../scout/keys/key-store.ts';
 import { pooledFileStream } from '../scout/restore/pooled-file.ts';
 import { chosenPaths, SelectionError } from '../scout/restore/restore-selection.ts';
 import { restoreFailure } from '../scout/restore/restore-service.ts';
+import { applyRestoreV8Settings } from '../scout/restore/restore-v8-settings.ts';
 import { restoreArchive } from '../scout/restore/restorer.ts';
 import { listSnapshotEntries } from '../scout/restore/snapshot-entries.ts';
 import { defaultScoutId } from '../scout/services/scout-settings.ts';
 import { createStationClient, StationError } from '../scout/upload/station-client.ts';
-import { keepYoungGenerationSmall } from '../scout/young-generation.ts';
 import { formatBytes } from '../shared/byte-sizes.ts';
 import { isNamespaceComponent, NAMESPACE_RULE } from '../shared/namespace.ts';
 import { FINGERPRINT_RULE, isFingerprint } from '../shared/protocol/fields.ts';
@@ -172,8 +172,9 @@ async function listSnapshots(flags: RestoreFlags, job: string, dataDir: string |
 export async function scoutRestore(flags: RestoreFlags): Promise<void> {
   // The restore's young objects die young (chunk wrappers, entries); V8 would otherwise grow the
   // young generation to 64 MiB once the objects of files queued for the writing thread
-  // (src/scout/restore/file-batches.ts) had survived collections long enough.
-  keepYoungGenerationSmall();
+  // (src/scout/restore/file-batches.ts) had survived collections long enough. And room for the
+  // old generation, so that V8 does not mark the whole heap again right after each collection.
+  applyRestoreV8Settings();
   const dataDirFlag = flags.dataDir ? resolve(flags.dataDir) : undefined;
   if (flags.list && flags.job === undefined) return listJobs(flags, dataDirFlag);
   const job = need(flags.job, '--job (or --list alone to list the jobs)');
