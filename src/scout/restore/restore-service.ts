@@ -26,6 +26,7 @@ import type { ScoutSettingsService } from '../services/scout-settings.ts';
 import { createStationClient } from '../upload/station-client.ts';
 import { stationNotConfigured } from '../upload/station-errors.ts';
 import { chosenPaths, destinationFolder, SelectionError } from './restore-selection.ts';
+import { withRoomForOldGeneration } from './restore-v8-settings.ts';
 import { type RestorePlan, restoreArchive, UnsafeEntryError } from './restorer.ts';
 import { assertDestination } from './safe-tree.ts';
 import { snapshotFailure } from './snapshot-failure.ts';
@@ -164,20 +165,23 @@ export function createRestores(deps: {
       try {
         const snapshot = await download(jobName, { fingerprint: fp, filename: choice.filename }, ctx);
         ctx.progress({ phase: dryRun ? 'previewing' : 'restoring', bytes_total: snapshot.size });
-        const plan = await restoreArchive({
-          source: snapshot.body,
-          keys,
-          dest,
-          // A folder on the way from the scan root swapped for a link is refused, not followed.
-          within,
-          paths,
-          dryRun,
-          // A preview names every file; a restore only counts them (a million names are ~100 MiB).
-          listFiles: dryRun,
-          signal: ctx.signal,
-          onSourceBytes: (bytes) => ctx.progress({ bytes_done: bytes }),
-          onProblem: problemCounter(ctx),
-        });
+        // V8 would mark the Scout's small heap again right after each full collection.
+        const plan = await withRoomForOldGeneration(() =>
+          restoreArchive({
+            source: snapshot.body,
+            keys,
+            dest,
+            // A folder on the way from the scan root swapped for a link is refused, not followed.
+            within,
+            paths,
+            dryRun,
+            // A preview names every file; a restore only counts them (a million names are ~100 MiB).
+            listFiles: dryRun,
+            signal: ctx.signal,
+            onSourceBytes: (bytes) => ctx.progress({ bytes_done: bytes }),
+            onProblem: problemCounter(ctx),
+          }),
+        );
         if (!dryRun)
           restoreNotice(
             deps.notifier,

@@ -2,19 +2,47 @@ import { setFlagsFromString } from 'node:v8';
 import { keepYoungGenerationSmall } from '../young-generation.ts';
 
 /**
+ * Room for V8's old generation to grow to 4× what survived the last full collection before the
+ * next one starts, instead of V8's ~2×. A restore's heap stays small (12–14 MiB live at 1 GiB
+ * in the CLI, ~20 in the Scout), so V8's limit left ~12 MiB of room, less than the young
+ * generation may promote, and V8 began incremental marking again right after each full
+ * collection (`--trace-incremental-marking`: started at 12 of 24 MiB): 52 full collections in
+ * a 1 GiB restore, their marking on V8's helper threads 1.1–1.8 CPU-s. With the room: 16, the
+ * helper threads 0.24–0.58 CPU-s, peak RSS unchanged (see the callers). V8 reads the factor at
+ * each collection, so it can be set and reset while running; 0 is V8's own heuristic.
+ */
+const ROOMY = '--heap-growing-percent=300';
+const V8_OWN = '--heap-growing-percent=0';
+
+/**
  * The V8 settings of `backupd scout restore` (src/cli/scout-restore.ts), set at its start: a
- * young generation kept small (src/scout/young-generation.ts), and room for the old generation
- * to grow to 4× what survived the last full collection before the next one starts, instead of
- * V8's ~2×. A restore's heap stays small (12–14 MiB live at 1 GiB), so V8's limit left ~12 MiB
- * of room, less than the young generation may promote, and V8 began incremental marking right
- * after each full collection: 52 full collections in a 1 GiB restore, their marking on V8's
- * helper threads 1.2–1.6 CPU-s of the restore's 6.5–7. With the room: 16 full collections, the
- * helper threads 0.65–0.71 CPU-s, peak RSS unchanged (1 GiB: 182–188 against 176–188 MiB;
- * 100,000 small files: 151 against 150 MiB). Only the restore CLI: the Scout's own limits are
- * its idle memory (src/scout/v8-settings.ts). V8 reads the factor at each collection, so it
- * can be set while running.
+ * young generation kept small (src/scout/young-generation.ts) and the room above for the
+ * whole run. 1 GiB dataset from a Station, 3 paired runs (per-thread CPU from /proc): V8's
+ * helper threads 1.12–1.32 → 0.55–0.58 CPU-s, main thread 2.60–2.85 → 2.40–2.58, peak RSS
+ * 184–188 → 183–193 MiB; 100,000 small files: 150 → 151 MiB.
  */
 export function applyRestoreV8Settings(): void {
   keepYoungGenerationSmall();
-  setFlagsFromString('--heap-growing-percent=300');
+  setFlagsFromString(ROOMY);
+}
+
+let roomyRestores = 0;
+
+/**
+ * The room above while the Scout's own restores run (src/scout/restore/restore-service.ts),
+ * back to V8's own heuristic when the last one ends: the Scout's idle memory is held by its
+ * own settings (src/scout/v8-settings.ts). 1 GiB dataset, the own restore into the job folder
+ * (all unchanged), 3 paired runs: V8's helper threads 1.31–1.78 → 0.24–0.27 CPU-s, main
+ * thread 3.00–3.22 → 2.71–2.92, wall 7.2–11.6 → 4.4–6.4 s (loaded machine), Scout peak
+ * 184–204 → 185–202 MiB.
+ */
+export async function withRoomForOldGeneration<T>(run: () => Promise<T>): Promise<T> {
+  roomyRestores += 1;
+  if (roomyRestores === 1) setFlagsFromString(ROOMY);
+  try {
+    return await run();
+  } finally {
+    roomyRestores -= 1;
+    if (roomyRestores === 0) setFlagsFromString(V8_OWN);
+  }
 }
