@@ -112,6 +112,31 @@ describe('writeArchive', { skip: skipUnlessPrograms(['age', 'zstd', 'tar']) }, (
     assert.deepEqual(await cancelledAt(source('cancel', 24), 'staging', 4 * MIB), []);
   });
 
+  test('cancelled once its last entry is read, while the frames are still sealed: no archive and no .part is left', async () => {
+    const src = source('cancel-at-end', 8);
+    const staging = join(work, 'staging-at-end');
+    mkdirSync(staging);
+    const controller = new AbortController();
+    const listed = await entriesOf(src);
+    // The abort comes once the tar writer has asked for the entry after the last one.
+    async function* thenCancel() {
+      yield* listed;
+      controller.abort();
+    }
+    await assert.rejects(
+      writeArchive({
+        jobDir: src,
+        entries: thenCancel(),
+        recipient: key.publicKey,
+        outPath: join(staging, 'cancelled.tar.zst'),
+        signal: controller.signal,
+        onSealed: () => assert.fail('an aborted archive is not sealed'),
+      }),
+      { name: 'AbortError' },
+    );
+    assert.deepEqual(readdirSync(staging), []);
+  });
+
   test('memory stays bounded by the blocks in flight, not the archive size', async () => {
     const src = source('memory', 96);
     const entries = await entriesOf(src);

@@ -22,8 +22,10 @@ import { join } from 'node:path';
 import { after, before, beforeEach, describe, test } from 'node:test';
 import { type Hooks, NOT_RUN } from '../../src/core/hooks/hooks.ts';
 import type { Notifier, NotifyEvent } from '../../src/core/notify/ntfy.ts';
+import { writeArchive } from '../../src/scout/archive/pipeline.ts';
 import { openScoutStorage, type ScoutStorage } from '../../src/scout/db/open.ts';
 import type { DiscoveredJob } from '../../src/scout/jobs/discovery.ts';
+import type { EntryOutcome, WalkEntry } from '../../src/scout/jobs/walk.ts';
 import { createKeyStore } from '../../src/scout/keys/key-store.ts';
 import { type Backup, createBackup } from '../../src/scout/schedule/backup.ts';
 import type { OperationContext } from '../../src/scout/schedule/runner.ts';
@@ -258,12 +260,10 @@ describe('the backup cycle against a Station client that answers like the protoc
     rmSync(work, { recursive: true, force: true });
   });
 
-  beforeEach(() => {
-    station = new FakeStation();
-    circuit = createCircuit();
-    events = [];
+  /** The cycle under test, against `station`; `archiver` wraps the archive pipeline. */
+  function backupWith(archiver?: typeof writeArchive): Backup {
     const noHook = async () => NOT_RUN;
-    backup = createBackup({
+    return createBackup({
       dataDir: join(work, 'data'),
       instanceId: 'inst0000000000000001',
       advertisedUrl: undefined,
@@ -284,7 +284,15 @@ describe('the backup cycle against a Station client that answers like the protoc
       hooks: { pre: noHook, post: noHook } as unknown as Hooks,
       notifier: { notify: (event: NotifyEvent) => events.push(event) } as unknown as Notifier,
       stationClient: () => station.client,
+      ...(archiver ? { archiver } : {}),
     });
+  }
+
+  beforeEach(() => {
+    station = new FakeStation();
+    circuit = createCircuit();
+    events = [];
+    backup = backupWith();
   });
 
   /** The staged archive of the job, before the upload removes it. */
@@ -462,6 +470,52 @@ describe('the backup cycle against a Station client that answers like the protoc
     assert.equal(station.stored().length, 0);
     assert.deepEqual(readdirSync(join(work, 'data', 'staging')), [], 'no archive and no .part left');
     rmSync(join(job.absolute_path, 'cancel.bin'));
+  });
+
+  test('cancelled once the walk is done, while the archive is still written: no archive is staged, the job is cancelled', async () => {
+    change();
+    await backup.cycle('run_now', ctx());
+    assert.equal((await state()).last_status, 'uploaded');
+    change();
+    station = new FakeStation(); // the cycle's client comes from `station`
+    const controller = new AbortController();
+    let entries = 0;
+    // A scheduled cycle walks a job stored before, then archives it; the operator cancels as soon as the
+    // archive's own walk has handed over its last entry, while the frames are still compressed,
+    // sealed and written (the archive once completed regardless and was kept staged).
+    let archived: Promise<string> = Promise.resolve('never started');
+    const cancelAfterWalk: typeof writeArchive = (options) => {
+      const made = writeArchive({
+        ...options,
+        entries: (async function* () {
+          const walk = options.entries as AsyncGenerator<WalkEntry, void, EntryOutcome | undefined>;
+          for (let step = await walk.next(); !step.done; entries += 1)
+            step = await walk.next(yield step.value);
+          controller.abort(new Error('cancelled by the operator'));
+        })(),
+      });
+      archived = made.then(
+        () => 'completed',
+        (error: Error) => `stopped: ${error.message}`,
+      );
+      return made;
+    };
+    await assert.rejects(
+      backupWith(cancelAfterWalk).cycle('schedule', { signal: controller.signal, progress: () => {} }),
+      /cancelled by the operator/,
+    );
+    assert.ok(entries > 1, 'the archive read the whole job');
+    assert.equal(
+      await archived,
+      'stopped: cancelled by the operator',
+      'the archive did not go on to its end',
+    );
+    const s = await state();
+    assert.equal(s.last_status, 'cancelled');
+    assert.equal(s.staged, false);
+    assert.deepEqual(readdirSync(join(work, 'data', 'staging')), [], 'no archive and no .part left');
+    assert.equal(station.calls.includes('finalize'), false);
+    assert.equal(station.stored().length, 0);
   });
 
   test('run-now of a job that did not change: the archive begun beside the walk is dropped, nothing goes to the Station', async () => {

@@ -41,6 +41,10 @@ export interface ArchiveOptions {
   recipient: Uint8Array;
   /** Where the finished archive goes; it appears there only complete. */
   outPath: string;
+  /**
+   * Stops the archive wherever it is, until it is renamed into place: while the entries are
+   * read, and after (the frames still compressed, sealed and written, the fsync).
+   */
   signal?: AbortSignal;
   /** Called with the tar bytes produced so far (source bytes plus headers). */
   onProgress?: (tarBytes: number) => void;
@@ -85,6 +89,8 @@ function events() {
  * bounded by that pool whatever the archive size.
  */
 export async function writeArchive(options: ArchiveOptions): Promise<ArchiveResult> {
+  const { signal } = options;
+  signal?.throwIfAborted();
   const partPath = `${options.outPath}.part`;
   const { header, payloadKey } = newHeader(options.recipient);
   const changed = events();
@@ -93,6 +99,11 @@ export async function writeArchive(options: ArchiveOptions): Promise<ArchiveResu
     failure ??= error;
     changed.notify();
   };
+  // The tar writer looks at the signal before each entry and read; once the last entry is
+  // read, the frames in flight, their sealing and the fsync still take a while: an abort
+  // then ends the wait for the workers like their own failure does.
+  const onAbort = () => onFailure(signal?.reason);
+  signal?.addEventListener('abort', onAbort, { once: true });
   const channels = Array.from({ length: Math.max(2, availableParallelism()) }, () => new MessageChannel());
   const pool = new BlockPool({
     count: slotsFor(channels.length),
@@ -134,7 +145,7 @@ export async function writeArchive(options: ArchiveOptions): Promise<ArchiveResu
       return nextSlot();
     });
     await writeTar(options.jobDir, options.entries, filler, {
-      signal: options.signal,
+      signal,
       onSkip: (entry) => {
         skipped.push(entry);
         options.onSkip?.(entry);
@@ -150,15 +161,18 @@ export async function writeArchive(options: ArchiveOptions): Promise<ArchiveResu
       throw failure;
     })();
     const result = await Promise.race([sealer.end(workers.count), failed]);
+    signal?.throwIfAborted();
     options.onSealed?.({ size: result.size, sha256: result.sha256 });
     await handle.sync();
     await handle.close();
     handle = null;
     pool.release();
+    signal?.throwIfAborted();
     await rename(partPath, options.outPath);
     complete = true;
     return { ...result, skipped };
   } finally {
+    signal?.removeEventListener('abort', onAbort);
     // Stop the workers before closing the file they write; an archive not renamed into place is removed.
     await Promise.all([zstd?.close(), sealer?.close()]);
     if (!complete) {

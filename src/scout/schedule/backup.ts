@@ -81,8 +81,11 @@ export function createBackup(deps: {
   notifier: Notifier;
   /** The Station client to upload with (tests pass a fake one). */
   stationClient?: typeof createStationClient;
+  /** The archive pipeline (tests wrap it to act at a given point of an archive). */
+  archiver?: typeof writeArchive;
 }) {
   const connect = deps.stationClient ?? createStationClient;
+  const archive = deps.archiver ?? writeArchive;
   const stagingDir = join(deps.dataDir, 'staging');
   /** Jobs whose last failure needs the operator (a token, a limit, a hook), not just a retry. */
   const needsAttention = new Set<string>();
@@ -212,7 +215,7 @@ export function createBackup(deps: {
     let seen: Seen | null;
     try {
       const signal = AbortSignal.any([ctx.signal, unwanted.signal]);
-      result = await writeArchive({
+      result = await archive({
         jobDir: job.absolute_path,
         entries: walkJob(job.absolute_path, config, {
           signal,
@@ -234,11 +237,15 @@ export function createBackup(deps: {
           upload.complete(end);
         },
       });
-      // A small archive may be complete before the scan: it is wanted only if the job changed.
-      seen = await decided.catch(async (error: unknown) => {
+      try {
+        // Cancelled once the archive was renamed into place: it is not staged either.
+        ctx.signal.throwIfAborted();
+        // A small archive may be complete before the scan: it is wanted only if the job changed.
+        seen = await decided;
+      } catch (error) {
         await rm(file, { force: true });
         throw error;
-      });
+      }
       if (!seen) await rm(file, { force: true });
     } catch (error) {
       // Stopped because the scan said so (the job did not change, or the walk failed), not by
