@@ -4,6 +4,7 @@ import { AppError, badRequest, payloadTooLarge } from '../../core/errors.ts';
 import { noteReceived } from '../gc-pacing.ts';
 import { returnPartBuffer, takePartBuffer } from './part-buffers.ts';
 import { ResumableSha256 } from './resumable-sha256.ts';
+import { type SocketReads, socketReadsOf } from './socket-reads.ts';
 import { StagedOffsetMismatch } from './store-errors.ts';
 
 const MIB = 1024 * 1024;
@@ -169,9 +170,10 @@ export async function appendParts(
     return { pass, abort, done };
   };
 
-  const feed = async (target: PartInFlight, data: Buffer) => {
-    if (target.pass.write(data)) return;
-    await new Promise<void>((resolve) => {
+  /** Streams `data` to the part's request; a promise only when it must wait for the request to drain. */
+  const feed = (target: PartInFlight, data: Buffer): Promise<void> | undefined => {
+    if (target.pass.write(data)) return undefined;
+    return new Promise<void>((resolve) => {
       const settle = () => {
         target.pass.off('drain', settle);
         resolve();
@@ -218,36 +220,93 @@ export async function appendParts(
     kept = { ...kept, tail: fill, tailed: true, hash: hasher.save() };
   };
 
+  /** Before the next byte: the part's memory and request ready, or the refusal of a byte too many. */
+  const prepare = async (): Promise<{ current: Buffer; sending: PartInFlight }> => {
+    if (partStart() + fill >= upload.sizeBytes) {
+      throw badRequest(`the body runs past archive_size_bytes (${upload.sizeBytes})`);
+    }
+    if (partNumber() > MAX_PARTS) {
+      throw payloadTooLarge(
+        `the archive outgrows ${MAX_PARTS} parts of ${kept.partSize} bytes, the most one object holds; send it again with its size declared`,
+      );
+    }
+    buffer ??= await loadTail();
+    part ??= openPart();
+    return { current: buffer, sending: part };
+  };
+
+  /**
+   * The body read from its socket straight into the part's memory (socket-reads.ts): each read
+   * is hashed there and a copy of it streams to the bucket (the memory takes the next part's
+   * bytes while this part's request may still be sending). Rejects with the body's failure as
+   * BodyFailed.
+   */
+  const readSocket = async (reads: SocketReads) => {
+    let refusal: unknown = null;
+    const refuse = (error: unknown): never => {
+      refusal = error;
+      throw error;
+    };
+    await prepare();
+    /** Where bytes past the archive's end are read, to be refused (400) as they arrive. */
+    let beyond: Buffer | null = null;
+    try {
+      await reads({
+        room: () => {
+          if (buffer) return fill < buffer.length ? buffer.subarray(fill) : null;
+          beyond ??= Buffer.allocUnsafe(64 * 1024);
+          return beyond;
+        },
+        took: (n) => {
+          if (!buffer || !part)
+            return refuse(badRequest(`the body runs past archive_size_bytes (${upload.sizeBytes})`));
+          const current = buffer;
+          const sending = part;
+          const data = current.subarray(fill, fill + n);
+          hasher.update(data);
+          fill += n;
+          // The copy is fresh memory per read, freed by the pacer's young collections (gc-pacing.ts).
+          noteReceived(n);
+          const fed = feed(sending, Buffer.from(data));
+          if (fill < current.length) return fed;
+          return (async () => {
+            await fed;
+            part = null;
+            await finishPart(sending);
+            // The archive's last byte: no next part (a byte more is refused when it arrives).
+            if (partStart() < upload.sizeBytes) await prepare();
+          })().catch(refuse);
+        },
+      });
+    } catch (error) {
+      if (error === refusal) throw error;
+      throw new BodyFailed('the request body failed', { cause: error });
+    }
+  };
+
   try {
     try {
-      for await (const piece of chunksOf(body)) {
-        noteReceived(piece.length);
-        let data = piece;
-        while (data.length > 0) {
-          if (partStart() + fill >= upload.sizeBytes) {
-            throw badRequest(`the body runs past archive_size_bytes (${upload.sizeBytes})`);
-          }
-          if (partNumber() > MAX_PARTS) {
-            throw payloadTooLarge(
-              `the archive outgrows ${MAX_PARTS} parts of ${kept.partSize} bytes, the most one object holds; send it again with its size declared`,
-            );
-          }
-          buffer ??= await loadTail();
-          part ??= openPart();
-          const room = buffer.length - fill;
-          const take = data.length <= room ? data : data.subarray(0, room);
-          hasher.update(take);
-          take.copy(buffer, fill);
-          fill += take.length;
-          data = data.subarray(take.length);
-          await feed(part, take);
-          if (fill === buffer.length) {
-            const sent = part;
-            part = null;
-            await finishPart(sent);
+      const reads = socketReadsOf(body);
+      if (reads) await readSocket(reads);
+      else
+        for await (const piece of chunksOf(body)) {
+          noteReceived(piece.length);
+          let data = piece;
+          while (data.length > 0) {
+            const { current, sending } = await prepare();
+            const room = current.length - fill;
+            const take = data.length <= room ? data : data.subarray(0, room);
+            hasher.update(take);
+            take.copy(current, fill);
+            fill += take.length;
+            data = data.subarray(take.length);
+            await feed(sending, take);
+            if (fill === current.length) {
+              part = null;
+              await finishPart(sending);
+            }
           }
         }
-      }
     } catch (error) {
       if (!(error instanceof BodyFailed)) {
         await dropPart(part);

@@ -14,6 +14,7 @@ import { snapshotIntegritySuite } from '../snapshots/snapshot-integrity-suite.ts
 import { snapshotManagementSuite } from '../snapshots/snapshot-management-suite.ts';
 import { snapshotOrderSuite } from '../snapshots/snapshot-order-suite.ts';
 import { reservationsSuite } from '../uploads/reservations-suite.ts';
+import { socketReadsSuite } from '../uploads/socket-reads-suite.ts';
 import { streamedUploadSuite } from '../uploads/streamed-upload-suite.ts';
 import { uploadFlowSuite } from '../uploads/upload-flow-suite.ts';
 import { uploadRecoverySuite } from '../uploads/upload-recovery-suite.ts';
@@ -47,6 +48,7 @@ onCeph('Station suites on S3 (Ceph)', (ceph) => {
   uploadRecoverySuite(label('disk space, crash and abandoned uploads'), withEnv);
   uploadValidationSuite(label('upload validation and limits'), withEnv);
   streamedUploadSuite(label('streamed uploads'), withEnv);
+  socketReadsSuite(label('chunks read from their socket'), withEnv);
   stationTokensSuite(label('Station tokens and binding'), withEnv);
   snapshotDownloadsSuite(label('Scout recovery downloads'), () => station());
   snapshotManagementSuite(label('overview, snapshot and instance management'), () => station());
