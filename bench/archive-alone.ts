@@ -1,5 +1,5 @@
 /**
- * The Scout's archive stage alone, as the Scout runs it in a backup (src/scout/schedule/backup.ts):
+ * The Scout's archive stage alone, as the Scout runs it in a backup (src/scout/backup/stage.ts):
  * the walk streamed into tar → zstd → age (src/scout/archive/pipeline.ts) with the snapshot's
  * fingerprints computed on the way and the extended attributes listed beside it, into one file.
  * bench/scout.ts times it like the reference pipeline. In a backup the upload to the Station

@@ -5,7 +5,7 @@ import { type Announcement, sendArchive, type UploadTarget } from './uploader.ts
 /**
  * A streamed upload beside the archive pipeline (issue #27): it initiates as soon as its
  * announcement is known (the job's fingerprint comes from a walk that may still run while the
- * archive starts: src/scout/schedule/backup.ts), sends each chunk as soon as the pipeline has
+ * archive starts: src/scout/backup/stage.ts), sends each chunk as soon as the pipeline has
  * written it to the staged file (catching up with what was written before), and
  * finalizes with the size and SHA-256 once the archive is complete, so a backup takes about as
  * long as the slower of archiving and uploading instead of both. The pipeline writes the staged
