@@ -6,7 +6,7 @@ import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { createServer, get, type IncomingMessage } from 'node:http';
+import { createServer, get, IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -20,6 +20,7 @@ import { consumed, PiecePool } from '../../src/scout/restore/piece-pool.ts';
 import { pooledFileStream } from '../../src/scout/restore/pooled-file.ts';
 import { readSnapshotTar } from '../../src/scout/restore/snapshot-stream.ts';
 import { readTar } from '../../src/scout/restore/tar-reader.ts';
+import { getStream } from '../../src/scout/upload/stream-get.ts';
 import { sealFile } from '../helpers/age-seal.ts';
 import { tarFile } from '../helpers/tar-blocks.ts';
 
@@ -212,7 +213,7 @@ describe('the tar reader with freeInput', () => {
 });
 
 describe('a snapshot restored through the pooled stages', () => {
-  test('a tar of 6 MiB in zstd frames comes out unchanged from a file, a download and small pieces', async (t) => {
+  test('a tar of 6 MiB in zstd frames comes out unchanged from a file, a download (both ways) and small pieces', async (t) => {
     const contents = [randomBytes(2 * MiB + 5), Buffer.alloc(3 * MiB), randomBytes(900)];
     const archive = tarOf(contents);
     const frames: Buffer[] = [];
@@ -222,6 +223,7 @@ describe('a snapshot restored through the pooled stages', () => {
     const file = await readFile(path);
     // A download (node:http, as stream-get.ts): its socket reads are freed once gathered.
     const server = createServer((_req, res) => {
+      res.writeHead(200, { 'content-length': String(file.length) });
       for (let at = 0; at < file.length; at += 100_000) res.write(file.subarray(at, at + 100_000));
       res.end();
     });
@@ -235,6 +237,12 @@ describe('a snapshot restored through the pooled stages', () => {
     };
     for (const source of [
       download,
+      // The Scout's download: read from its socket into 1 MiB blocks (socket-body.ts).
+      async () => {
+        const answer = await getStream(`http://127.0.0.1:${port}/`, {}, new AbortController().signal);
+        assert.ok(answer.body && !(answer.body instanceof IncomingMessage), 'read from its socket');
+        return answer.body;
+      },
       () => pooledFileStream(path),
       // A download: small pieces, gathered by the coalescer into its pooled blocks.
       () =>
