@@ -11,8 +11,8 @@ import { keepYoungGenerationSmall } from '../young-generation.ts';
  * helper threads 0.24–0.58 CPU-s, peak RSS unchanged (see the callers). V8 reads the factor at
  * each collection, so it can be set and reset while running; 0 is V8's own heuristic.
  */
-const ROOMY = '--heap-growing-percent=300';
-const V8_OWN = '--heap-growing-percent=0';
+export const ROOMY = '--heap-growing-percent=300';
+export const V8_OWN = '--heap-growing-percent=0';
 
 /**
  * The V8 settings of `backupd scout restore` (src/cli/scout-restore.ts), set at its start: a
@@ -21,12 +21,28 @@ const V8_OWN = '--heap-growing-percent=0';
  * helper threads 1.12–1.32 → 0.55–0.58 CPU-s, main thread 2.60–2.85 → 2.40–2.58, peak RSS
  * 184–188 → 183–193 MiB; 100,000 small files: 150 → 151 MiB.
  */
-export function applyRestoreV8Settings(): void {
+export function applyRestoreV8Settings(setFlags: (flags: string) => void = setFlagsFromString): void {
   keepYoungGenerationSmall();
-  setFlagsFromString(ROOMY);
+  setFlags(ROOMY);
 }
 
-let roomyRestores = 0;
+/**
+ * A wrapper that gives the room above to the runs it wraps: the first run in sets it, the last
+ * one out (whether it ended or failed) sets V8's own heuristic back.
+ */
+export function roomForRuns(setFlags: (flags: string) => void) {
+  let running = 0;
+  return async function withRoom<T>(run: () => Promise<T>): Promise<T> {
+    running += 1;
+    if (running === 1) setFlags(ROOMY);
+    try {
+      return await run();
+    } finally {
+      running -= 1;
+      if (running === 0) setFlags(V8_OWN);
+    }
+  };
+}
 
 /**
  * The room above while the Scout's own restores run (src/scout/restore/restore-service.ts),
@@ -36,13 +52,4 @@ let roomyRestores = 0;
  * thread 3.00–3.22 → 2.71–2.92, wall 7.2–11.6 → 4.4–6.4 s (loaded machine), Scout peak
  * 184–204 → 185–202 MiB.
  */
-export async function withRoomForOldGeneration<T>(run: () => Promise<T>): Promise<T> {
-  roomyRestores += 1;
-  if (roomyRestores === 1) setFlagsFromString(ROOMY);
-  try {
-    return await run();
-  } finally {
-    roomyRestores -= 1;
-    if (roomyRestores === 0) setFlagsFromString(V8_OWN);
-  }
-}
+export const withRoomForOldGeneration = roomForRuns(setFlagsFromString);
