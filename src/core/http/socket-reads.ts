@@ -56,21 +56,28 @@ function handleOf(socket: Socket): StreamHandle | null {
 }
 
 /**
- * A body that can be read from its socket straight into given memory: a plain TCP socket whose
- * handle can read into memory it is given (net.Socket's `onread` option), on a Node whose keys
- * for that are found, and not taken over already; null otherwise.
+ * A body that can be read from its socket straight into given memory: of a declared length of
+ * at least `fromBytes` (not chunked), on a plain TCP socket whose handle can read into memory it
+ * is given (net.Socket's `onread` option), on a Node whose keys for that are found, and not taken
+ * over already; null otherwise (the body is then read the ordinary way).
  */
-export function takeableSocket(message: IncomingMessage): Socket | null {
+export function takeableBody(
+  message: IncomingMessage,
+  fromBytes: number,
+): { socket: Socket; length: number } | null {
+  const length = Number(message.headers['content-length']);
+  if (!(length >= fromBytes) || !Number.isSafeInteger(length)) return null;
+  if (message.headers['transfer-encoding'] !== undefined) return null;
   const socket = message.socket as Socket | null;
   if (!socket || socket.constructor !== Socket || handleOf(socket) === null) return null;
   onreadKeys ??= findOnreadKeys();
   if (!onreadKeys || (socket as unknown as Record<symbol, unknown>)[onreadKeys.buffer]) return null;
-  return socket;
+  return { socket, length };
 }
 
 /**
  * Reads the rest of `message`'s body (`length` bytes in all) from `socket` into `target`
- * (`takeableSocket` found it usable). What the parser read before the take-over goes first, in
+ * (`takeableBody` found it usable). What the parser read before the take-over goes first, in
  * order; `takingOver` runs once the socket is taken (it never goes back to the HTTP parser).
  */
 export async function readFromSocket(

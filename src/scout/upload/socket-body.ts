@@ -1,6 +1,6 @@
 import type { IncomingMessage } from 'node:http';
 import { Readable } from 'node:stream';
-import { type ReadTarget, readFromSocket, takeableSocket } from '../../core/http/socket-reads.ts';
+import { type ReadTarget, readFromSocket, takeableBody } from '../../core/http/socket-reads.ts';
 import { PiecePool } from '../restore/piece-pool.ts';
 
 /** The blocks a download is read into: the pieces the restore's decryption takes (coalescer.ts). */
@@ -20,12 +20,9 @@ const FROM_BYTES = BLOCK + 1;
  * when it aborted) when the connection closes before the declared length.
  */
 export function socketBody(res: IncomingMessage, signal: AbortSignal): Readable {
-  const length = Number(res.headers['content-length']);
-  const socket =
-    length >= FROM_BYTES && Number.isSafeInteger(length) && res.headers['transfer-encoding'] === undefined
-      ? takeableSocket(res)
-      : null;
-  if (!socket) return res;
+  const taken = takeableBody(res, FROM_BYTES);
+  if (!taken) return res;
+  const { socket, length } = taken;
   const pool = new PiecePool({ size: BLOCK, keep: 4 });
   let block: Buffer | null = null;
   let filled = 0;

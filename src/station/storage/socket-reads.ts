@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Readable } from 'node:stream';
-import { type ReadTarget, readFromSocket, takeableSocket } from '../../core/http/socket-reads.ts';
+import { type ReadTarget, readFromSocket, takeableBody } from '../../core/http/socket-reads.ts';
 
 export type { ReadTarget };
 
@@ -34,19 +34,12 @@ export function offerReads(body: Readable, reads: SocketReads): void {
  *
  * Once taken over, the socket never goes back to the parser: the answer says
  * `Connection: close` (src/core/http/unread-body.ts then lingers until the client closes).
- */ export function offerSocketReads(request: IncomingMessage, response: ServerResponse): Readable {
-  const length = Number(request.headers['content-length']);
-  if (
-    !(length >= SOCKET_READS_FROM_BYTES) ||
-    !Number.isSafeInteger(length) ||
-    request.headers['transfer-encoding'] !== undefined
-  ) {
-    return request;
-  }
-  const socket = takeableSocket(request);
-  if (!socket) return request;
+ */
+export function offerSocketReads(request: IncomingMessage, response: ServerResponse): Readable {
+  const body = takeableBody(request, SOCKET_READS_FROM_BYTES);
+  if (!body) return request;
   offered.set(request, (target) =>
-    readFromSocket(request, socket, length, target, () => {
+    readFromSocket(request, body.socket, body.length, target, () => {
       if (!response.headersSent) response.setHeader('Connection', 'close');
     }),
   );
