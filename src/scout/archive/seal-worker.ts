@@ -29,22 +29,33 @@ function sealWorkerMain(makeSealer: typeof ageStreamSealer): void {
 
   // Every 64 MiB written, the file's pages start for the disk (fdatasync on the thread pool, one
   // at a time, not waited for): the disk writes while the archive is made, so the final fsync
-  // (pipeline.ts) has little left, instead of the whole archive at its end.
+  // (pipeline.ts) has little left, instead of the whole archive at its end. Linux reports a
+  // write-back error once per open file: the flush that sees it may be this one, not the final
+  // fsync on the same descriptor, so its error fails the archive here, and the end waits for
+  // the flush in flight.
   const FLUSH_EVERY = 64 * 1024 * 1024;
   let flushedAt = 0;
   let flushing = false;
-  const flushed = () => {
+  let flushError: Error | null = null;
+  let afterFlush: (() => void) | null = null;
+  const flushed = (error: Error | null) => {
     flushing = false;
+    if (error) flushError ??= error;
+    const then = afterFlush;
+    afterFlush = null;
+    then?.();
   };
+  const diskFailure = () => `the archive could not be written to the disk: ${flushError?.message}`;
 
   function write(bytes: Buffer): void {
+    if (flushError) throw new Error(diskFailure());
     hash.update(bytes);
     for (let at = 0; at < bytes.length; ) at += writeSync(fd, bytes, at, bytes.length - at);
     size += bytes.length;
     if (!flushing && size - flushedAt >= FLUSH_EVERY) {
       flushing = true;
       flushedAt = size;
-      fdatasync(fd, flushed); // a failure shows in the final fsync
+      fdatasync(fd, flushed);
     }
   }
 
@@ -65,7 +76,15 @@ function sealWorkerMain(makeSealer: typeof ageStreamSealer): void {
       if (end !== null && next === end) {
         write(sealer.end());
         end = null;
-        parent.postMessage({ size, sha256: hash.digest('hex') });
+        const sha256 = hash.digest('hex');
+        const finish = () => {
+          if (flushError) {
+            failed = true;
+            parent.postMessage({ error: diskFailure() });
+          } else parent.postMessage({ size, sha256 });
+        };
+        if (flushing) afterFlush = finish;
+        else finish();
       }
     } catch (error) {
       failed = true;
