@@ -14,6 +14,7 @@ import { after, before, describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { ReplicationStatusView } from '../../src/shared/protocol/replication.ts';
 import { expectStatus } from '../helpers/assertions.ts';
+import { startCuttingProxy } from '../helpers/cutting-proxy.ts';
 import { buildTree, jobTree } from '../helpers/files.ts';
 import { sha256 } from '../helpers/hashes.ts';
 import { adminClient, type Client, mintAutomationToken } from '../helpers/http.ts';
@@ -28,6 +29,8 @@ const MIB = 1024 * 1024;
 export const READY_MS = 180_000;
 const JOB = 'docs';
 const BIG_JOB = 'media';
+/** A job whose one snapshot's download is cut off once. */
+const CUT_JOB = 'notes';
 const BIG = 64 * MIB;
 
 export interface ReplicationStations {
@@ -278,6 +281,28 @@ export function replicationSuite(label: string, stations: ReplicationStations): 
       assert.equal(names.length, 3);
     });
 
+    test('a download cut off mid-answer is asked again from where the store stopped, in the same run', async () => {
+      buildTree(join(scout.scanRoot, CUT_JOB), { '.upload_dir': '', 'n.bin': randomBytes(2 * MIB) });
+      const snapshot = await backupJob(scout.admin, CUT_JOB);
+      const source = (await listing(primaryAdmin)).find((s) => s.filename === snapshot);
+      assert.ok(source);
+      const proxy = await startCuttingProxy(primary.url);
+      try {
+        await configure({ replication_source_url: proxy.url });
+        proxy.cutNext(snapshot, MIB);
+        const status = await replicate(replicaAdmin);
+        assert.equal(status.last_error, null, 'one run copies it, without an error');
+        assert.equal(proxy.ranges.length, 2, `asked twice: ${proxy.ranges.join(', ')}`);
+        assert.match(proxy.ranges[0] ?? '', /^bytes=0-/);
+        const copy = (await listing(replicaAdmin)).find((s) => s.filename === snapshot);
+        assert.equal(copy?.sha256, source.sha256);
+        assert.equal(await downloadedSha(replicaAdmin, source), source.sha256);
+      } finally {
+        await configure({ replication_source_url: primary.url });
+        await proxy.close();
+      }
+    });
+
     // Only where the replica's database can be shared (PostgreSQL; PGlite is one process's).
     const twinOf = stations.replicaTwin;
     if (twinOf)
@@ -370,7 +395,15 @@ export function replicationSuite(label: string, stations: ReplicationStations): 
       // The last run, unlimited, finishes it.
       await configure({ replication_bytes_per_second: 0 });
       const last = await replicate(replicaAdmin);
-      assert.equal(last.last_error, null);
+      // On a failure, what each side logged about the download says which one broke it.
+      const about = (server: TestServer) =>
+        server
+          .output()
+          .split('\n')
+          .filter((line) => /download|copying/.test(line))
+          .slice(-5)
+          .join('\n');
+      assert.equal(last.last_error, null, `primary:\n${about(primary)}\nreplica:\n${about(replica)}`);
       const sent = firstPart + secondPart + last.bytes_copied;
       t.diagnostic(
         `snapshot ${size} bytes; runs received ${firstPart} (primary killed), ${secondPart} (replica killed), ${last.bytes_copied}: ${sent - size} bytes sent twice`,

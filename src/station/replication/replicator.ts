@@ -60,6 +60,19 @@ function broken(snapshot: SourceSnapshot, error: unknown): Error {
   );
 }
 
+/** Breaks of one snapshot's download, in a row without the store keeping a byte, resumed within a run. */
+const RESUMED_BREAKS = 3;
+
+/**
+ * Whether a download that broke off (the connection cut mid-answer: the network, a busy primary)
+ * is asked again from where the store's bytes stopped, within the same run: never for the
+ * store's own refusal or a primary that cannot be reached or refuses (AppErrors), nor in a
+ * cancelled run, and at most RESUMED_BREAKS times in a row without progress.
+ */
+function mayResume(cause: unknown, breaks: number, signal: AbortSignal): boolean {
+  return !(cause instanceof AppError) && breaks <= RESUMED_BREAKS && !signal.aborted;
+}
+
 /** What one run reports to the outside (notifications, hooks). */
 export interface ReplicationEvents {
   failed(facts: { error: string; failed: number }): void;
@@ -111,6 +124,7 @@ export function createReplicator(deps: {
     client: SourceClient,
     throttle: Throttle,
     snapshot: SourceSnapshot,
+    signal: AbortSignal,
     onBytes: (n: number) => Promise<void>,
   ): Promise<void> {
     const source = {
@@ -130,6 +144,7 @@ export function createReplicator(deps: {
     const piece = deps.copies.pieceSize(size);
     let offset = next;
     if (offset > 0) log.info({ filename: snapshot.filename, offset, size }, 'resuming a copy');
+    let breaks = 0;
     while (offset < size) {
       const end = Math.min(size, (Math.floor(offset / piece) + 1) * piece) - 1;
       const body = throttle.limited
@@ -145,11 +160,21 @@ export function createReplicator(deps: {
         });
         reached = appended.next;
         await onBytes(reached - offset);
-        if (appended.interrupted) throw broken(snapshot, appended.interrupted);
+        if (appended.interrupted) {
+          const error = broken(snapshot, appended.interrupted);
+          // Counted from the last break after which the store kept bytes.
+          breaks = reached > offset ? 1 : breaks + 1;
+          if (!mayResume(appended.interrupted, breaks, signal)) throw error;
+          log.warn(
+            { filename: snapshot.filename, offset: reached, err: error },
+            'download broke off; resuming',
+          );
+        } else if (reached <= offset) {
+          throw new AppError(502, `the primary sent no bytes of ${snapshot.filename}`);
+        }
       } finally {
         body.destroy();
       }
-      if (reached <= offset) throw new AppError(502, `the primary sent no bytes of ${snapshot.filename}`);
       offset = reached;
     }
     await deps.copies.complete(session, Date.parse(snapshot.stored_at));
@@ -205,7 +230,7 @@ export function createReplicator(deps: {
         continue;
       }
       try {
-        await copyOne(client, throttle, snapshot, async (n) => {
+        await copyOne(client, throttle, snapshot, signal, async (n) => {
           bytes += n;
           await deps.status.update((s) => ({
             bytes_copied: s.bytes_copied + n,
