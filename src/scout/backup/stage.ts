@@ -36,6 +36,98 @@ export interface Staging {
 }
 
 /**
+ * The fingerprints an archive's walk computes: every entry (sent with the snapshot, what a
+ * drill reads back), without those archived incomplete (`retry_fingerprint`, so the next cycle
+ * tries them again), and with mtimes when the job's change detection uses them.
+ */
+function archiveFingerprints(mtimes: boolean): WalkFingerprints {
+  const complete = (outcome: EntryOutcome) => outcome === 'archived';
+  return new WalkFingerprints([{}, { counts: complete }, ...(mtimes ? [{ counts: complete, mtimes }] : [])]);
+}
+
+/**
+ * What the scan says of the archive being written beside it: `decided` resolves with the
+ * scan's result when the archive is wanted, null when not (and `unwanted` then stops the
+ * archive, as a failed scan does); `known` and `total` (the bytes the archive will hold, for
+ * progress) are set once it is wanted.
+ */
+function scanVerdict(scan: Scan, wanted: (seen: Seen) => boolean, ctx: OperationContext) {
+  const unwanted = new AbortController();
+  const verdict = {
+    unwanted,
+    known: null as Seen | null,
+    total: 0,
+    decided: scan.seen.then((seen) => {
+      if (!wanted(seen)) {
+        unwanted.abort(new Error('the job did not change: no archive is needed'));
+        return null;
+      }
+      verdict.known = seen;
+      verdict.total = seen.total;
+      ctx.progress({ bytes_total: seen.total });
+      return seen;
+    }),
+  };
+  verdict.decided.catch((error: unknown) => unwanted.abort(error));
+  return verdict;
+}
+
+/** The record of a staged archive, from the archive's result and its walk's fingerprints. */
+function stagedRecord(made: {
+  file: string;
+  result: ArchiveResult;
+  /** Every entry, without the incomplete, with mtimes (when the job uses them). */
+  digests: string[];
+  walkSkipped: SkippedEntry[];
+  timestamp: string;
+  idempotencyKey: string;
+  keyFingerprint: string;
+  streamed: boolean;
+}): StagedArchive {
+  const [archived = '', retry = '', change] = made.digests;
+  const incomplete = made.result.skipped.some((entry) => entry.inArchive);
+  return {
+    file: made.file,
+    size: made.result.size,
+    sha256: made.result.sha256,
+    fingerprint: archived,
+    ...(incomplete ? { retry_fingerprint: retry } : {}),
+    ...(change !== undefined ? { change_fingerprint: change } : {}),
+    skipped: summarizeSkipped([...made.walkSkipped, ...made.result.skipped]),
+    timestamp: made.timestamp,
+    idempotency_key: made.idempotencyKey,
+    key_fingerprint: made.keyFingerprint,
+    ...(made.streamed ? { streamed: true } : {}),
+  };
+}
+
+/**
+ * The upload that runs while the archive is written, announced with the scan's fingerprint
+ * once the scan has decided the archive is wanted (src/scout/upload/while-archiving.ts).
+ */
+function streamedUpload(
+  station: { client: StationClient; target: UploadTarget },
+  decided: Promise<Seen | null>,
+  made: {
+    announced: { timestamp: string; idempotency_key: string; key_fingerprint: string };
+    file: string;
+    ctx: OperationContext;
+    onProgress: (done: number) => void;
+  },
+): StreamedUpload {
+  return uploadWhileArchiving({
+    ...station,
+    announce: decided.then((seen) => {
+      if (!seen) throw new Error('no archive is needed');
+      return announcement({ fingerprint: seen.fingerprint, ...made.announced }, station.target);
+    }),
+    path: made.file,
+    signal: made.ctx.signal,
+    onProgress: made.onProgress,
+  });
+}
+
+/**
  * Archives the job into the staging folder, walking it again straight into the archive
  * (memory flat in the job's size) and fingerprinting what the archive holds on the way.
  * What the archive left out counts in neither fingerprint: `fingerprint` (sent with the
@@ -68,34 +160,13 @@ export async function stageArchive(
   const key = deps.keys.current();
   const now = clock.now();
   const file = join(deps.stagingDir, `${config.job_name}-${now}-${randomBytes(4).toString('hex')}.tar.zst`);
-  const mtimes = config.change_detection === 'mtimes';
-  const complete = (outcome: EntryOutcome) => outcome === 'archived';
-  const fingerprints = new WalkFingerprints([
-    {},
-    { counts: complete },
-    ...(mtimes ? [{ counts: complete, mtimes }] : []),
-  ]);
+  const fingerprints = archiveFingerprints(config.change_detection === 'mtimes');
   const walkSkipped: SkippedEntry[] = [];
-  // The archive's size is known once the scan is done; until then progress counts without it.
-  let total = 0;
   ctx.progress({ phase: 'archiving', bytes_done: 0, bytes_total: 0 });
   const timestamp = utcSecond(now);
   const streamKey = `${deps.instanceId}-${config.job_name}-s${randomBytes(8).toString('hex')}-${now}`;
-  /** The scan's result when the archive is wanted, null when not; stops the archive otherwise. */
-  const unwanted = new AbortController();
-  /** The scan's result once it is known and wanted. */
-  let known: Seen | null = null;
-  const decided = scan.seen.then((seen) => {
-    if (!wanted(seen)) {
-      unwanted.abort(new Error('the job did not change: no archive is needed'));
-      return null;
-    }
-    known = seen;
-    total = seen.total;
-    ctx.progress({ bytes_total: total });
-    return seen;
-  });
-  decided.catch((error: unknown) => unwanted.abort(error)); // a failed scan stops the archive
+  const verdict = scanVerdict(scan, wanted, ctx);
+  const { decided, unwanted } = verdict;
   let archiveDone = false;
   /** The archive's fingerprints (every entry, without the incomplete, with mtimes), once its walk is done. */
   let digests: string[] | null = null;
@@ -106,22 +177,11 @@ export async function stageArchive(
   /** The streamed upload was told the archive's end as soon as it was written (onSealed). */
   let completed = false;
   const upload = station
-    ? uploadWhileArchiving({
-        ...station,
-        announce: decided.then((seen) => {
-          if (!seen) throw new Error('no archive is needed');
-          return announcement(
-            {
-              fingerprint: seen.fingerprint,
-              timestamp,
-              idempotency_key: streamKey,
-              key_fingerprint: key.fingerprint,
-            },
-            station.target,
-          );
-        }),
-        path: file,
-        signal: ctx.signal,
+    ? streamedUpload(station, decided, {
+        announced: { timestamp, idempotency_key: streamKey, key_fingerprint: key.fingerprint },
+        file,
+        ctx,
+        // Until the archive is done its own progress is shown; then the upload's.
         onProgress: (done) => {
           if (archiveDone) ctx.progress({ bytes_done: done });
         },
@@ -143,12 +203,13 @@ export async function stageArchive(
       recipient: key.publicKey,
       outPath: file,
       signal,
-      onProgress: (bytes) => ctx.progress({ bytes_done: total > 0 ? Math.min(bytes, total) : bytes }),
+      onProgress: (bytes) =>
+        ctx.progress({ bytes_done: verdict.total > 0 ? Math.min(bytes, verdict.total) : bytes }),
       ...(upload ? { onWritten: upload.onWritten } : {}),
       // Every byte is written and the walk is done: an archive that is the one announced is
       // finalized while the staged file is fsynced (the Station fsyncs its copy meanwhile).
       onSealed: (end) => {
-        if (!upload || !known || digestsOnce()[0] !== known.fingerprint) return;
+        if (!upload || !verdict.known || digestsOnce()[0] !== verdict.known.fingerprint) return;
         completed = true;
         upload.complete(end);
       },
@@ -179,26 +240,20 @@ export async function stageArchive(
     await upload?.abandon(new Error('the job did not change: no archive is needed'));
     return null;
   }
-  const [archived = '', retry = '', change] = digestsOnce();
-  const streamed = upload !== null && archived === seen.fingerprint;
-  const incomplete = result.skipped.some((entry) => entry.inArchive);
-  const skipped = summarizeSkipped([...walkSkipped, ...result.skipped]);
-  const staged: StagedArchive = {
+  const streamed = upload !== null && digestsOnce()[0] === seen.fingerprint;
+  const staged = stagedRecord({
     file,
-    size: result.size,
-    sha256: result.sha256,
-    fingerprint: archived,
-    ...(incomplete ? { retry_fingerprint: retry } : {}),
-    ...(change !== undefined ? { change_fingerprint: change } : {}),
-    skipped,
+    result,
+    digests: digestsOnce(),
+    walkSkipped,
     timestamp,
-    idempotency_key: streamed
+    idempotencyKey: streamed
       ? streamKey
       : `${deps.instanceId}-${config.job_name}-${result.sha256.slice(0, 16)}-${now}`,
-    key_fingerprint: key.fingerprint,
-    ...(streamed ? { streamed: true } : {}),
-  };
-  if (skipped) log.warn({ job: config.job_name, ...skipped }, 'the archive leaves entries out');
+    keyFingerprint: key.fingerprint,
+    streamed,
+  });
+  if (staged.skipped) log.warn({ job: config.job_name, ...staged.skipped }, 'the archive leaves entries out');
   if (upload && !streamed) {
     log.info(
       { job: config.job_name },
