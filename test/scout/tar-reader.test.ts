@@ -160,6 +160,30 @@ describe('tar reader', () => {
     assert.equal(only?.data?.toString(), 'hello');
   });
 
+  test('a header is checked byte for byte wherever it lies in memory: one changed byte is refused', async () => {
+    // A name of high bytes (ÿ: 0xc3 0xbf, large sums in every byte lane) and a
+    // size between spaces, as some tar writers pad it.
+    const good = header('\u00ff'.repeat(50), '0', Buffer.from(' 5 \0\0\0\0\0\0\0\0\0'));
+    const archive = Buffer.concat([good, Buffer.from('hello'), padding(5), END]);
+    for (const shift of [0, 1, 2, 3]) {
+      // The archive at each offset of 4 in a bigger buffer, whole and in odd pieces.
+      const at = (bytes: Buffer) => Buffer.concat([Buffer.alloc(shift), bytes]).subarray(shift);
+      for (const piece of [archive.length, 7]) {
+        const [only] = await read(at(archive), { piece });
+        assert.equal(only?.data?.toString(), 'hello', `shift ${shift}, pieces of ${piece}`);
+      }
+      for (const offset of [0, 3, 147, 156, 300, 511]) {
+        const damaged = Buffer.from(archive);
+        damaged[offset] = (damaged[offset] as number) ^ 0x01;
+        await assert.rejects(
+          read(at(damaged), { piece: archive.length }),
+          /checksum mismatch/,
+          `byte ${offset}`,
+        );
+      }
+    }
+  });
+
   test('64 MiB in 1 KiB pieces, left unread by the handler, is skipped in linear time', async () => {
     const size = 64 * MiB;
     const piece = Buffer.alloc(1024, 0x61);
