@@ -54,6 +54,8 @@ interface Sent {
 interface OpenBatch extends Sent {
   id: number;
   buffer: ArrayBuffer;
+  /** `buffer` as a Buffer, made once a batch (not once a file). */
+  view: Buffer;
   bytes: number;
   files: Float64Array<ArrayBuffer>;
   paths: (string | Buffer)[];
@@ -122,7 +124,7 @@ export class FileBatches {
       batch = null;
     }
     batch ??= this.#newBatch();
-    data.copy(Buffer.from(batch.buffer), batch.bytes);
+    data.copy(batch.view, batch.bytes);
     let mode = entry.mode & 0o7777;
     if (!this.#run.asRoot) mode &= ~SET_ID;
     if (batch.openFolders[batch.openFolders.length - 1] !== at.parent) {
@@ -203,6 +205,7 @@ export class FileBatches {
     this.#open = {
       id: this.#nextId,
       buffer,
+      view: Buffer.from(buffer),
       bytes: 0,
       files,
       paths: [],

@@ -38,19 +38,26 @@ export class TarError extends Error {
   override name = 'TarError';
 }
 
-/** A NUL-terminated header field's bytes. */
+/** A NUL-terminated header field's bytes (found by a plain loop: `indexOf` is a native call). */
 function field(block: Buffer, offset: number, length: number): Buffer {
-  const bytes = block.subarray(offset, offset + length);
-  const end = bytes.indexOf(0);
-  return end < 0 ? bytes : bytes.subarray(0, end);
+  const stop = offset + length;
+  let end = offset;
+  while (end < stop && block[end] !== 0) end += 1;
+  return block.subarray(offset, end);
 }
+
+/** An empty field's copy: one for all entries (a file's link name, most of all). */
+const NONE = Buffer.alloc(0);
 
 function text(block: Buffer, offset: number, length: number): string {
   return field(block, offset, length).toString('latin1');
 }
 
 /** A name from a header field, copied out of the block (which may be a view of a bigger chunk). */
-const name = (block: Buffer, offset: number, length: number) => Buffer.from(field(block, offset, length));
+function name(block: Buffer, offset: number, length: number): Buffer {
+  const bytes = field(block, offset, length);
+  return bytes.length === 0 ? NONE : Buffer.from(bytes);
+}
 
 function number(block: Buffer, offset: number, length: number): number {
   const field = block.subarray(offset, offset + length);
