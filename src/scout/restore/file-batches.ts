@@ -80,7 +80,7 @@ interface Buffers {
  */
 export class FileBatches {
   readonly #run: RestoreRun;
-  readonly #onTaken: (file: QueuedFile, data: Buffer) => Promise<void>;
+  readonly #onTaken: (file: QueuedFile, data: Buffer) => Promise<void> | undefined;
   #thread: Worker | null = null;
   #open: OpenBatch | null = null;
   readonly #inFlight = new Map<number, Sent>();
@@ -94,7 +94,7 @@ export class FileBatches {
   #failure: Error | null = null;
   #wake: (() => void) | null = null;
 
-  constructor(run: RestoreRun, onTaken: (file: QueuedFile, data: Buffer) => Promise<void>) {
+  constructor(run: RestoreRun, onTaken: (file: QueuedFile, data: Buffer) => Promise<void> | undefined) {
     this.#run = run;
     this.#onTaken = onTaken;
   }

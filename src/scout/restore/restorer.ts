@@ -166,34 +166,55 @@ export async function restoreArchive(options: RestoreOptions): Promise<RestorePl
   async function extract(input: Readable): Promise<void> {
     await readTar(
       input,
-      async (entry: TarEntry, data, whole) => {
+      (entry: TarEntry, data, whole) => {
         options.signal?.throwIfAborted();
         const rel = safeRelative(byteString(entry.path));
-        if (rel === '' || !isChosen(rel)) return;
+        if (rel === '' || !isChosen(rel)) return undefined;
         // An empty file is whole too (no data to await).
         const body = whole ?? (entry.type === '0' && entry.size === 0 ? NO_DATA : data);
-        await guarded(rel, () => restoreEntry(entry, rel, body));
+        return guarded(rel, () => restoreEntry(entry, rel, body));
       },
       { freeInput: true },
     );
   }
 
-  /** Restores one entry: a problem of that entry is reported, the restore goes on. */
-  async function guarded(rel: string, restore: () => Promise<void> | undefined): Promise<void> {
-    try {
-      await restore();
-    } catch (error) {
+  /**
+   * Restores one entry: a problem of that entry is reported, the restore goes on. Nothing to
+   * await (undefined) when the entry was dealt with at once: most small files of a big tree are
+   * only queued for the writing thread, and a promise and its turn per file cost more than that.
+   */
+  function guarded(rel: string, restore: () => Promise<void> | undefined): Promise<void> | undefined {
+    const entryProblem = (error: unknown) => {
       if (!isEntryProblem(error)) throw error;
       problem(rel, `not restored: ${reasonOf(error)}`);
+    };
+    try {
+      return restore()?.catch(entryProblem);
+    } catch (error) {
+      entryProblem(error);
+      return undefined;
     }
   }
 
-  async function restoreEntry(entry: TarEntry, rel: string, data: EntryData): Promise<void> {
+  function restoreEntry(entry: TarEntry, rel: string, data: EntryData): Promise<void> | undefined {
     if (!['0', '1', '2', '5'].includes(entry.type)) {
       throw new RefusedEntryError(
         `devices, FIFOs and other special files are not restored (tar type ${JSON.stringify(entry.type)})`,
       );
     }
+    // The common case without an await: a small new file in a folder this restore made, with no
+    // queued file above it, goes to the writing thread as below.
+    if (tree && entry.type === '0' && Buffer.isBuffer(data) && !batches.isQueuedAbove(rel)) {
+      const [parentRel, name] = split(rel);
+      const parent = tree.folder(parentRel, true, rel);
+      if (tree.isMade(parent.rel) && batches.fits(entry, data)) {
+        return batches.add({ safe: tree, parent, rel, name }, entry, data);
+      }
+    }
+    return restoreAnyEntry(entry, rel, data);
+  }
+
+  async function restoreAnyEntry(entry: TarEntry, rel: string, data: EntryData): Promise<void> {
     const [parentRel, name] = split(rel);
     let at: Place | null = null;
     if (tree) {

@@ -213,7 +213,8 @@ const isUstar = (block: Buffer) =>
  * A small entry (up to 64 KiB, or up to 256 KiB when already read in: most files of a tree
  * of small files) also comes as `whole`, its data in one buffer, for a handler to use without
  * awaiting the iterator piece by piece (the iterator then yields the same buffer). Memory stays bounded by
- * the input chunks.
+ * the input chunks. A handler done with the entry when it returns may return nothing instead of
+ * a promise (no await, no turn of the event loop for it).
  *
  * `freeInput`: the input's chunks are the reader's alone (zstd's output in snapshot-stream.ts),
  * so each big one is freed (detached) once read, between entries, instead of waiting for the
@@ -222,7 +223,7 @@ const isUstar = (block: Buffer) =>
  */
 export async function readTar(
   input: Readable,
-  onEntry: (entry: TarEntry, data: AsyncGenerator<Buffer>, whole: Buffer | null) => Promise<void>,
+  onEntry: (entry: TarEntry, data: AsyncGenerator<Buffer>, whole: Buffer | null) => Promise<void> | undefined,
   options: { freeInput?: boolean } = {},
 ): Promise<void> {
   const iterator = input[Symbol.asyncIterator]() as AsyncIterator<Buffer>;
@@ -362,7 +363,8 @@ export async function readTar(
       whole = buffered.take(realSize);
       left = 0;
     }
-    await onEntry(entry, body(), whole);
+    const handled = onEntry(entry, body(), whole);
+    if (handled) await handled;
     whole = null;
     // Skip what the handler did not read, then the block padding.
     const rest = left + (Math.ceil(realSize / BLOCK) * BLOCK - realSize);
