@@ -9,6 +9,7 @@
  *     `backupd scout restore` from that Station into an empty folder, and the Scout's own restore
  *     into the job folder (every file there already: left unchanged), four more backups and the
  *     Scout's idle RSS; the Station's CPU per received GiB and its peak RSS.
+ * Each timed step starts after a `sync` (`settle`), so none pays for the last one's writeback.
  * Datasets (bench/scout-dataset.ts): `1g` and `4g` (mixed, issue #14's shape) and `files` (a
  * million files of 0–4 KiB). BENCH_DATASETS=1g,files picks some (any `<n>g` size works),
  * BENCH_GIB=n is short for BENCH_DATASETS=<n>g, BENCH_FILES=n sizes the `files` dataset. Each is
@@ -64,9 +65,18 @@ interface Measure {
   rssMib: number;
 }
 
+/**
+ * Writes out what the steps before left dirty in the page cache (`sync`), so that no step is
+ * timed while the kernel writes back the last one's files: a restore of a million files leaves
+ * ~2 GB and a million inodes to write, and the next step otherwise shares the two cores and the
+ * file system with that writeback (the reference pipeline, timed first, never did).
+ */
+const settle = () => execFileSync('sync');
+
 /** Runs a shell command under /usr/bin/time: wall, CPU of all its processes, largest peak RSS. */
 function timed(root: string, script: string, env: Record<string, string> = {}): Measure {
   const report = join(root, 'time.txt');
+  settle();
   const t = performance.now();
   const run = spawnSync('/usr/bin/time', ['-o', report, '-f', '%U %S %M', 'sh', '-c', script], {
     env: { ...process.env, ...env },
@@ -192,6 +202,7 @@ function restic(at: Place) {
  * long `/api/status` showed the phase `archiving` (polled every 100 ms; null if never seen).
  */
 async function backupOnce(admin: Client, scout: TestServer) {
+  settle();
   resetPeak(scout.pid);
   const cpu = cpuSeconds(scout.pid);
   const t = performance.now();
@@ -255,6 +266,7 @@ async function backupd(at: Place) {
     // spawnSync blocked this process while the Scout closed the idle keep-alive connection: the
     // first request may meet that closed socket; the retry goes over a fresh one.
     await admin.get('/api/status').catch(() => admin.get('/api/status'));
+    settle();
     const t = performance.now();
     const own = await admin.post('/api/recovery/restore', { relative_path: 'dataset' }).catch((error) => {
       console.error(scout.output().slice(-4000));
