@@ -6,6 +6,7 @@
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import {
+  chmodSync,
   existsSync,
   linkSync,
   lstatSync,
@@ -16,6 +17,7 @@ import {
   rmSync,
   statSync,
   symlinkSync,
+  utimesSync,
   writeFileSync,
 } from 'node:fs';
 import { join } from 'node:path';
@@ -115,6 +117,38 @@ describe('restore into folders it made', { skip }, () => {
     ]);
     assert.equal(statSync(join(dest, 'f')).nlink, 1, 'the swapped-in file got no second name');
     assert.ok(!existsSync(join(dest, 'g')));
+  });
+
+  test('a thousand small files over many batches and both writing threads land whole, with their links and times', async () => {
+    const src = fresh('src');
+    mkdirSync(join(src, 'd'));
+    mkdirSync(join(src, 'z'));
+    const T = 1_700_000_000;
+    for (let i = 0; i < 1000; i += 1) {
+      const file = join(src, 'd', `f${String(i).padStart(4, '0')}`);
+      // Sizes up to ~4 KiB: batches go at 128 files, so the files span eight batches and more.
+      writeFileSync(file, Buffer.alloc((i * 37) % 4096, i % 251));
+      utimesSync(file, T + i, T + i);
+      chmodSync(file, i % 2 === 0 ? 0o640 : 0o604);
+      // Links in a later folder to files of earlier batches: each joins the file written.
+      if (i % 100 === 0) linkSync(file, join(src, 'z', `l${i}`));
+    }
+    const dest = join(fresh('dest'), 'job');
+    const plan = await restore(toolArchive(src, ['d', 'z']), dest, { listFiles: false });
+    assert.deepEqual(plan.problems, []);
+    assert.equal(plan.counts.add, 1010);
+    for (let i = 0; i < 1000; i += 1) {
+      const name = `f${String(i).padStart(4, '0')}`;
+      const restored = join(dest, 'd', name);
+      assert.deepEqual(readFileSync(restored), readFileSync(join(src, 'd', name)), name);
+      const stat = statSync(restored);
+      assert.equal(stat.mtimeMs, (T + i) * 1000, `${name} keeps its time`);
+      assert.equal(stat.mode & 0o777, i % 2 === 0 ? 0o640 : 0o604, `${name} keeps its mode`);
+      if (i % 100 === 0) {
+        assert.equal(stat.nlink, 2, `${name} has its link`);
+        assert.equal(statSync(join(dest, 'z', `l${i}`)).ino, stat.ino);
+      }
+    }
   });
 
   test('listFiles: false counts the files without naming them', async () => {

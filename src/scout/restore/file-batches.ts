@@ -31,7 +31,9 @@ const BATCH_BUFFER = 1024 * 1024;
 const SEND_BYTES = 512 * 1024;
 const SEND_FILES = 128;
 /** Batches given to the thread and not yet answered, at most: memory is (this + 1) buffers. */
-const IN_FLIGHT = 3;
+const IN_FLIGHT = 4;
+/** Writing threads: batches go to them in turn, so the file system's work of two runs at once. */
+const WRITERS = 2;
 /** The thread keeps a few small objects per batch: a small heap is plenty. */
 const WRITER_HEAP = { maxOldGenerationSizeMb: 16, maxYoungGenerationSizeMb: 4 };
 
@@ -81,11 +83,14 @@ interface Buffers {
 export class FileBatches {
   readonly #run: RestoreRun;
   readonly #onTaken: (file: QueuedFile, data: Buffer) => Promise<void> | undefined;
-  #thread: Worker | null = null;
+  readonly #threads: (Worker | null)[] = [];
   #open: OpenBatch | null = null;
   readonly #inFlight = new Map<number, Sent>();
   #safe: SafeTree | null = null;
-  readonly #answered: BatchAnswer[] = [];
+  /** Answers by batch id, taken in (`settle`) in the order the batches went. */
+  readonly #answered = new Map<number, BatchAnswer>();
+  /** The id of the next batch to take in. */
+  #settled = 0;
   readonly #buffers: Buffers[] = [];
   readonly #closeLater: { fd: number; after: number }[] = [];
   /** The paths (rel) of the files queued and not yet taken in. */
@@ -116,7 +121,7 @@ export class FileBatches {
   /** Queues a new file; a promise when the restore must wait for room (or take in answers). */
   add(at: Place, entry: TarEntry, data: Buffer): Promise<void> | undefined {
     if (this.#failure) throw this.#failure;
-    if (this.#answered.length > 0) return this.#settle().then(() => this.add(at, entry, data));
+    if (this.#ready()) return this.#settle().then(() => this.add(at, entry, data));
     let batch = this.#open;
     if (batch && batch.bytes + data.length > BATCH_BUFFER) {
       if (this.#inFlight.size >= IN_FLIGHT) return this.#roomThen(() => this.add(at, entry, data));
@@ -162,7 +167,7 @@ export class FileBatches {
    * once when nothing is queued).
    */
   closeLater(fd: number): void {
-    if (!this.#open && this.#inFlight.size === 0 && this.#answered.length === 0) closeSync(fd);
+    if (!this.#open && this.#inFlight.size === 0) closeSync(fd);
     else this.#closeLater.push({ fd, after: this.#nextId - 1 });
   }
 
@@ -183,18 +188,22 @@ export class FileBatches {
   /** Sends what is queued and waits until every file is written and taken in. */
   async drain(): Promise<void> {
     if (this.#open) this.#sendOpen();
-    while (this.#inFlight.size > 0 || this.#answered.length > 0) {
-      if (this.#answered.length === 0) await this.#answer();
+    while (this.#inFlight.size > 0) {
+      if (!this.#ready()) await this.#answer();
       await this.#settle();
     }
   }
 
-  /** Stops the thread (files it is writing are finished) and closes the descriptors kept for it. */
+  /** Stops the threads (files they are writing are finished) and closes the descriptors kept for them. */
   async close(): Promise<void> {
-    const thread = this.#thread;
-    this.#thread = null;
-    if (thread) await thread.terminate();
+    const threads = this.#threads.splice(0);
+    await Promise.all(threads.map((thread) => thread?.terminate()));
     for (const { fd } of this.#closeLater.splice(0)) closeSync(fd);
+  }
+
+  /** Whether the answer of the next batch to take in is here. */
+  #ready(): boolean {
+    return this.#answered.has(this.#settled);
   }
 
   #newBatch(): OpenBatch {
@@ -225,7 +234,7 @@ export class FileBatches {
     this.#open = null;
     this.#inFlight.set(batch.id, { rels: batch.rels, openFolders: batch.openFolders });
     const { id, buffer, files, paths, folders } = batch;
-    this.#threadNow().postMessage({ id, buffer, files, paths, folders, chown: this.#run.asRoot }, [
+    this.#threadFor(id).postMessage({ id, buffer, files, paths, folders, chown: this.#run.asRoot }, [
       buffer,
       files.buffer,
     ]);
@@ -233,25 +242,28 @@ export class FileBatches {
 
   async #roomThen(next: () => Promise<void> | undefined): Promise<void> {
     while (this.#inFlight.size >= IN_FLIGHT) {
-      if (this.#answered.length === 0) await this.#answer();
+      if (!this.#ready()) await this.#answer();
       await this.#settle();
     }
     await next();
   }
 
-  #threadNow(): Worker {
-    if (this.#thread) return this.#thread;
+  /** The thread batch `id` goes to (started when first needed: a restore of one batch starts one). */
+  #threadFor(id: number): Worker {
+    const slot = id % WRITERS;
+    const running = this.#threads[slot];
+    if (running) return running;
     const thread = new Worker(FILE_WRITER_SOURCE, { eval: true, resourceLimits: WRITER_HEAP });
     thread.on('message', (answer: BatchAnswer) => {
-      this.#answered.push(answer);
+      this.#answered.set(answer.id, answer);
       this.#wakeUp();
     });
     thread.on('error', (error: Error) => this.#fail(error));
     thread.on('exit', (code) => {
-      if (this.#thread === thread)
+      if (this.#threads.includes(thread))
         this.#fail(new Error(`the restore's file-writing thread stopped (exit code ${code})`));
     });
-    this.#thread = thread;
+    this.#threads[slot] = thread;
     return thread;
   }
 
@@ -277,7 +289,9 @@ export class FileBatches {
 
   /** Takes in the answers received, in the order the batches went. */
   async #settle(): Promise<void> {
-    for (let answer = this.#answered.shift(); answer; answer = this.#answered.shift()) {
+    for (let answer = this.#answered.get(this.#settled); answer; answer = this.#answered.get(this.#settled)) {
+      this.#answered.delete(this.#settled);
+      this.#settled += 1;
       const sent = this.#inFlight.get(answer.id) as Sent;
       this.#inFlight.delete(answer.id);
       const bytes = Buffer.from(answer.buffer);
