@@ -12,6 +12,7 @@ import { loadMigrationFiles } from '../../core/db/migration-files.ts';
 import { logger } from '../../core/log.ts';
 import { tightenTree } from '../../core/private-files.ts';
 import { ensureCluster, pgliteOptions } from './pglite-init.ts';
+import { rememberReadsUntilWrite } from './pglite-reads.ts';
 import * as schema from './schema.ts';
 
 const log = logger.child({ mod: 'station/db' });
@@ -62,9 +63,12 @@ async function openPglite(dataDir: string): Promise<StationDatabase> {
   // PGlite chmods the files initdb makes to 0666 and its relation cache files to 0644, whatever
   // the umask: made private here, after initdb and the first queries (pgdata itself is 0700).
   tightenTree(dir);
+  // The ping asks the database itself, never a remembered answer.
+  const ask = pg.query.bind(pg);
+  rememberReadsUntilWrite(pg);
   return stationDatabase('pglite', drizzlePglite(pg, { schema }), {
     async ping() {
-      await pg.query('SELECT 1');
+      await ask('SELECT 1');
     },
     async close() {
       if (pg.closed) return;
