@@ -206,12 +206,20 @@ export async function restoreArchive(options: RestoreOptions): Promise<RestorePl
     // queued file above it, goes to the writing thread as below.
     if (tree && entry.type === '0' && Buffer.isBuffer(data) && !batches.isQueuedAbove(rel)) {
       const [parentRel, name] = split(rel);
-      const parent = tree.folder(parentRel, true, rel);
-      if (tree.isMade(parent.rel) && batches.fits(entry, data)) {
-        return batches.add({ safe: tree, parent, rel, name }, entry, data);
-      }
+      const at = { safe: tree, parent: tree.folder(parentRel, true, rel), rel, name };
+      const queued = queueNew(at, entry, data);
+      if (queued !== null) return queued;
     }
     return restoreAnyEntry(entry, rel, data);
+  }
+
+  /**
+   * A small new file in a folder this restore made goes to the writing thread (which checks the
+   * folder as restoreAnyEntry does first): what `batches.add` answers, or null when it does not go.
+   */
+  function queueNew(at: Place, entry: TarEntry, data: EntryData): Promise<void> | undefined | null {
+    if (entry.type !== '0' || !Buffer.isBuffer(data) || !at.safe.isMade(at.parent.rel)) return null;
+    return batches.fits(entry, data) ? batches.add(at, entry, data) : null;
   }
 
   async function restoreAnyEntry(entry: TarEntry, rel: string, data: EntryData): Promise<void> {
@@ -222,11 +230,10 @@ export async function restoreArchive(options: RestoreOptions): Promise<RestorePl
       const parent = tree.folder(parentRel, true, rel);
       at = { safe: tree, parent, rel, name };
       // In a folder this restore made every name is new: made in place, no lstat, temp or rename;
-      // a small file on the writing thread (which checks the folder as below first).
+      // a small file on the writing thread.
       const made = tree.isMade(parent.rel);
-      if (made && entry.type === '0' && Buffer.isBuffer(data) && batches.fits(entry, data)) {
-        return batches.add(at, entry, data);
-      }
+      const queued = queueNew(at, entry, data);
+      if (queued !== null) return queued;
       // Wait for the files queued when this entry depends on them: a hard link (to one of
       // them, perhaps) or the same name again (the later entry wins, as in tar).
       if (entry.type === '1' || batches.isQueued(rel)) await batches.drain();
