@@ -4,7 +4,7 @@
 // the restore wrote (by inode, so a file swapped in at that path is refused), and a restore
 // of many files counts them instead of naming each one.
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import {
   chmodSync,
   existsSync,
@@ -148,6 +148,39 @@ describe('restore into folders it made', { skip }, () => {
         assert.equal(stat.nlink, 2, `${name} has its link`);
         assert.equal(statSync(join(dest, 'z', `l${i}`)).ino, stat.ino);
       }
+    }
+  });
+
+  test('a disk that fills under the writing threads stops the restore; no file is left half-written', async (t) => {
+    const src = fresh('src');
+    mkdirSync(join(src, 'd'));
+    // 600 files of 3 KiB (one 4 KiB page each on tmpfs, ~2.4 MiB) into a 1 MiB tmpfs.
+    for (let i = 0; i < 600; i += 1)
+      writeFileSync(join(src, 'd', `f${String(i).padStart(3, '0')}`), Buffer.alloc(3072, i % 251));
+    const mountPoint = fresh('full');
+    const mounted = spawnSync('mount', ['-t', 'tmpfs', '-o', 'size=1m', 'tmpfs', mountPoint]);
+    if (mounted.status !== 0) {
+      if (process.env.CI === 'true') assert.fail(`cannot mount a tmpfs: ${mounted.stderr}`);
+      t.skip('mounting a tmpfs needs root (CAP_SYS_ADMIN)');
+      return;
+    }
+    try {
+      const dest = join(mountPoint, 'job');
+      await assert.rejects(restore(toolArchive(src, ['d']), dest), /ENOSPC|no space/i);
+      const left = readdirSync(join(dest, 'd'));
+      assert.ok(
+        left.length > 0 && left.length < 600,
+        `${left.length} files restored before the disk was full`,
+      );
+      for (const name of left) {
+        assert.deepEqual(
+          readFileSync(join(dest, 'd', name)),
+          readFileSync(join(src, 'd', name)),
+          `${name} is whole`,
+        );
+      }
+    } finally {
+      spawnSync('umount', [mountPoint]);
     }
   });
 

@@ -194,8 +194,18 @@ export class FileBatches {
     }
   }
 
-  /** Stops the threads (files they are writing are finished) and closes the descriptors kept for them. */
+  /**
+   * Stops the threads and closes the descriptors kept for them. A restore that stopped early (a
+   * full disk, a cancel) first waits for the batches still on the threads to be answered: each
+   * file a thread could not write whole it removes itself, and a thread stopped in the middle of
+   * a file would leave it half-written. A thread that failed is not waited for.
+   */
   async close(): Promise<void> {
+    while (this.#inFlight.size > this.#answered.size && !this.#failure) {
+      await new Promise<void>((resolve) => {
+        this.#wake = resolve;
+      });
+    }
     const threads = this.#threads.splice(0);
     await Promise.all(threads.map((thread) => thread?.terminate()));
     for (const { fd } of this.#closeLater.splice(0)) closeSync(fd);
