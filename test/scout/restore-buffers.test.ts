@@ -13,6 +13,7 @@ import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { after, before, describe, test } from 'node:test';
 import { zstdCompressSync } from 'node:zlib';
+import { collector as gcCollector } from '../../src/core/garbage-collector.ts';
 import { createAgeDecrypt } from '../../src/scout/archive/age.ts';
 import { generateScoutKey, type ScoutKey } from '../../src/scout/archive/x25519.ts';
 import { coalescer } from '../../src/scout/restore/coalescer.ts';
@@ -209,6 +210,46 @@ describe('the tar reader with freeInput', () => {
     assertSame(got, contents);
     const freed = chunks.filter((chunk) => chunk.buffer.byteLength === 0).length;
     assert.ok(freed >= chunks.length - 1, `${freed} of ${chunks.length} input buffers freed`);
+  });
+  test("a big entry's pieces are not held by the reader until the entry ends: memory stays flat in a file's size", async () => {
+    // One file of 48 MiB in own buffers of 1 MiB, made as they are read (the test keeps none).
+    const size = 48 * MiB;
+    const header = tarFile('big', Buffer.alloc(0)).subarray(0, 512);
+    header.write(size.toString(8).padStart(11, '0'), 124, 'latin1');
+    let sum = 0;
+    for (const [i, byte] of header.entries()) sum += i >= 148 && i < 156 ? 32 : byte;
+    header.write(`${sum.toString(8).padStart(6, '0')}\0 `, 148, 'latin1');
+    const refs: WeakRef<ArrayBuffer>[] = [];
+    async function* source(): AsyncGenerator<Buffer> {
+      yield Buffer.from(header);
+      for (let i = 0; i < size / MiB; i += 1) {
+        const chunk = Buffer.allocUnsafeSlow(MiB).fill(i);
+        refs.push(new WeakRef(chunk.buffer as ArrayBuffer));
+        yield chunk;
+      }
+      yield Buffer.alloc(1024);
+    }
+    const gc = gcCollector('major', 'last-resort');
+    assert.ok(gc, "V8's gc is reachable");
+    let read = 0;
+    let held = -1;
+    await readTar(
+      Readable.from(source(), { highWaterMark: 1 }),
+      async (_entry, data) => {
+        for await (const piece of data) {
+          read += piece.length;
+          if (read === 40 * MiB) {
+            // Let the current job end: WeakRefs read in it are kept alive until it does.
+            await new Promise((resolve) => setImmediate(resolve));
+            gc();
+            held = refs.slice(0, 30).filter((ref) => ref.deref() !== undefined).length;
+          }
+        }
+      },
+      { freeInput: true },
+    );
+    assert.equal(read, size);
+    assert.equal(held, 0, `${held} of the first 30 MiB read are still held after 40 MiB`);
   });
 });
 
