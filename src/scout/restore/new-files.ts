@@ -21,7 +21,8 @@ import { restorableXattrs } from './xattr-applier.ts';
 
 /**
  * A streamed file's writes on the thread pool at a time: the file system's part of a big file
- * runs beside decryption and zstd (the pieces are the tar reader's, kept until the entry ends).
+ * runs beside decryption and zstd. The pieces are the tar reader's, which frees an entry's
+ * older ones as it reads on: this must stay below its FREED_HELD (tar-reader.ts).
  */
 const WRITES_IN_FLIGHT = 4;
 

@@ -12,11 +12,12 @@ const MAX_METADATA = 1024 * 1024;
 /** Input buffers at least this big are freed once read, with `freeInput` (below: maybe Node's shared pool). */
 const FREED_MIN = 64 * 1024;
 /**
- * Input buffers read to their end and kept to be freed at the next header, at most: a big
- * entry's older ones are only let go (the garbage collector frees them once its handler's
- * writes are done with them), so the reader never holds more than these whatever a file's size.
+ * Input buffers read to their end and waiting to be freed at the next header, at most: with
+ * `freeInput`, a big entry's older ones are freed as it is read, so the reader holds no more
+ * than these whatever a file's size. A handler may therefore keep at most this many minus one
+ * of an entry's pieces at once (new-files.ts writes 4 at a time on the thread pool).
  */
-const FREED_HELD = 8;
+export const FREED_HELD = 8;
 
 export interface TarEntry {
   /** The entry's name as the archive holds it: bytes (pax records and headers are bytes, not text). */
@@ -225,9 +226,9 @@ const isUstar = (block: Buffer) =>
  * `freeInput`: the input's chunks are the reader's alone (zstd's output in snapshot-stream.ts),
  * so each big one is freed (detached) once read, between entries, instead of waiting for the
  * garbage collector — which a restore otherwise ran every 20–30 MiB, set off by these buffers
- * outside the heap. A handler must then not keep a piece after its promise settles. Only the
- * last `FREED_HELD` are kept for that: a big entry's earlier buffers are let go as it is read
- * (all of them were held until its end: a 1.5 GiB file's restore peaked at 1.6 GiB).
+ * outside the heap. A handler must then not keep a piece after its promise settles, nor more
+ * than `FREED_HELD` − 1 pieces of an entry at once: a big entry's earlier buffers are freed as
+ * it is read (all of them were held until its end: a 1.5 GiB file's restore peaked at 1.6 GiB).
  */
 export async function readTar(
   input: Readable,
@@ -246,8 +247,7 @@ export async function readTar(
             // buffers may be slices of Node's shared pool.
             const memory = chunk.buffer;
             if (memory.byteLength >= FREED_MIN && chunk.byteOffset + chunk.length === memory.byteLength) {
-              // A handler may still write the older ones (on the thread pool): not freed, let go.
-              if (used.length === FREED_HELD) used.shift();
+              if (used.length === FREED_HELD) releaseNow(used.shift() as Buffer);
               used.push(chunk);
             }
           },
