@@ -199,6 +199,28 @@ function unwrapFileKey(header: ParsedHeader, identities: ScoutKey[]): Buffer {
 }
 
 /**
+ * The header of a binary age file at the start of `head` (with the payload nonce after it):
+ * its length and the payload key, once `head` holds all of it (null before; `final`: no more
+ * bytes come). Throws an AgeError for a malformed header or one no identity opens.
+ */
+export function readAgeHeader(
+  head: Buffer,
+  identities: ScoutKey[],
+  final: boolean,
+): { payloadKey: Buffer; length: number } | null {
+  const header = parseHeader(head);
+  if (!header) {
+    if (final || head.length > 1024 * 1024) throw new AgeError('truncated or malformed age header', 'header');
+    return null;
+  }
+  if (head.length < header.length + 16 && !final) return null;
+  const fileKey = unwrapFileKey(header, identities);
+  const nonce = head.subarray(header.length, header.length + 16);
+  if (nonce.length < 16) throw new AgeError('truncated age header: the payload nonce is missing', 'header');
+  return { payloadKey: hkdf(fileKey, nonce, 'payload'), length: header.length + 16 };
+}
+
+/**
  * Decrypts an age stream with the first of `identities` that opens it. `armor`: whether the
  * input is ASCII-armored (`age -a`); by default its first byte tells. `output`: blocks to
  * decrypt into (each a multiple of 64 KiB), handed on and given back by the consumer
@@ -287,19 +309,10 @@ export function createAgeDecrypt(
 
   function drain(push: (b: Buffer) => void, final: boolean): void {
     if (!payloadKey) {
-      const header = parseHeader(head);
-      if (!header) {
-        if (final || head.length > 1024 * 1024)
-          throw new AgeError('truncated or malformed age header', 'header');
-        return;
-      }
-      if (head.length < header.length + 16 && !final) return;
-      const fileKey = unwrapFileKey(header, identities);
-      const nonce = head.subarray(header.length, header.length + 16);
-      if (nonce.length < 16)
-        throw new AgeError('truncated age header: the payload nonce is missing', 'header');
-      payloadKey = createSecretKey(hkdf(fileKey, nonce, 'payload'));
-      payload.push(head.subarray(header.length + 16));
+      const header = readAgeHeader(head, identities, final);
+      if (!header) return;
+      payloadKey = createSecretKey(header.payloadKey);
+      payload.push(head.subarray(header.length));
       head = Buffer.alloc(0);
     }
     // A full sealed chunk opens either as a middle chunk or as the last one (the nonce says

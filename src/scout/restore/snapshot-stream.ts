@@ -1,11 +1,12 @@
 import { IncomingMessage } from 'node:http';
-import { PassThrough, type Readable } from 'node:stream';
+import { PassThrough, type Readable, type Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { createZstdDecompress, type ZstdDecompress, type ZstdOptions } from 'node:zlib';
 import { createAgeDecrypt } from '../archive/age.ts';
 import { byteCounter } from '../archive/byte-counter.ts';
 import type { ScoutKey } from '../archive/x25519.ts';
 import { coalescer, PIECE } from './coalescer.ts';
+import { createDecodeThread, decodeThreadWorks } from './decode-thread.ts';
 import { consumed, PiecePool } from './piece-pool.ts';
 import { zstdFrameCutter } from './zstd-frames.ts';
 
@@ -20,6 +21,13 @@ const fromZlib = (error: unknown): error is NodeJS.ErrnoException =>
 
 /** The size of the blocks age decrypts into (16 of its 64 KiB chunks), reused once zstd read them. */
 const DECRYPTED_BLOCK = 1024 * 1024;
+
+let threadWorks: boolean | undefined;
+/** Whether restores decode on a thread of their own (asked of Node once). */
+const onThread = (): boolean => {
+  threadWorks ??= decodeThreadWorks();
+  return threadWorks;
+};
 
 /**
  * zstd's decompressor that reports each input piece once it has read it all: Node's zlib
@@ -43,7 +51,11 @@ function zstdReporting(done: (piece: Buffer) => void): ZstdDecompress {
 }
 
 /**
- * An encrypted snapshot as its tar stream: source → byte count → 1 MiB pieces → age → zstd. Errors of the
+ * An encrypted snapshot as its tar stream: source → byte count → age and zstd on a thread of
+ * their own (decode-thread.ts), so the restore's thread only reads the download and the tar
+ * stream and writes files. On a Node without the call that thread needs (or `onThread: false`),
+ * the same stages run here: 1 MiB pieces → age → zstd frames → zstd on the thread pool; both
+ * give the same bytes and the same errors (test/scout/decode-thread.test.ts). Errors of the
  * decrypting stages reach the tar reader through `tar`; `plumbing` settles with the error
  * (or undefined) once the stages are done.
  */
@@ -52,6 +64,8 @@ export function snapshotTarStream(options: {
   keys: ScoutKey[];
   /** Encrypted bytes read so far (a download's progress). */
   onSourceBytes?: ((bytes: number) => void) | undefined;
+  /** Decrypt and decompress on a thread of their own (decode-thread.ts); by default when this Node can. */
+  onThread?: boolean;
 }): { tar: PassThrough; plumbing: Promise<unknown> } {
   // Room for decompression to run ahead (on the thread pool) while the tar reader writes files.
   // Read a chunk at a time (object mode): a byte stream's reader takes all that waits as one
@@ -62,30 +76,45 @@ export function snapshotTarStream(options: {
     readableObjectMode: true,
     readableHighWaterMark: 4,
   });
+  // A download's socket reads are this stream's alone: freed once gathered.
+  const freeCopied = options.source instanceof IncomingMessage;
+  const counted = byteCounter((bytes) => options.onSourceBytes?.(bytes));
+  const plumbing = (
+    (options.onThread ?? onThread())
+      ? pipeline(options.source, counted, createDecodeThread(options.keys, { freeCopied }), tar)
+      : decodeHere(options.source, counted, options.keys, freeCopied, tar)
+  ).catch((error: unknown) => {
+    const failure = fromZlib(error) ? new ZstdError(`zstd: ${error.message}`, { cause: error }) : error;
+    tar.destroy(failure as Error);
+    return failure;
+  });
+  return { tar, plumbing };
+}
+
+/** The decrypting stages on the restore's own thread (and zstd on the thread pool). */
+function decodeHere(
+  source: Readable,
+  counted: Transform,
+  keys: ScoutKey[],
+  freeCopied: boolean,
+  tar: PassThrough,
+): Promise<void> {
   // Decrypted blocks come back once zstd read them: at most the few in the streams between.
   const decrypted = new PiecePool({ size: DECRYPTED_BLOCK, keep: 8 });
   // Gathered download pieces come back once age decrypted them.
   const gathered = new PiecePool({ size: PIECE, keep: 4 });
-  const plumbing = pipeline(
-    options.source,
-    byteCounter((bytes) => options.onSourceBytes?.(bytes)),
-    // A download's socket reads are this stream's alone: freed once gathered.
-    coalescer(PIECE, gathered, { freeCopied: options.source instanceof IncomingMessage }),
-    createAgeDecrypt(options.keys, { output: decrypted }),
+  return pipeline(
+    source,
+    counted,
+    coalescer(PIECE, gathered, { freeCopied }),
+    createAgeDecrypt(keys, { output: decrypted }),
     zstdFrameCutter(),
     zstdReporting(consumed),
     tar,
-  )
-    .catch((error: unknown) => {
-      const failure = fromZlib(error) ? new ZstdError(`zstd: ${error.message}`, { cause: error }) : error;
-      tar.destroy(failure as Error);
-      return failure;
-    })
-    .finally(() => {
-      decrypted.close();
-      gathered.close();
-    });
-  return { tar, plumbing };
+  ).finally(() => {
+    decrypted.close();
+    gathered.close();
+  });
 }
 
 /**
