@@ -9,7 +9,8 @@
  *     `backupd scout restore` from that Station into an empty folder, and the Scout's own restore
  *     into the job folder (every file there already: left unchanged), four more backups and the
  *     Scout's idle RSS; the Station's CPU per received GiB and its peak RSS.
- * Each timed step starts after a `sync` (`settle`), so none pays for the last one's writeback.
+ * Each timed step starts after a `sync` (`settle`), so none pays for the last one's writeback,
+ * and each tool's restore writes into a file system made for it (`place`).
  * Datasets (bench/scout-dataset.ts): `1g` and `4g` (mixed, issue #14's shape) and `files` (a
  * million files of 0–4 KiB). BENCH_DATASETS=1g,files picks some (any `<n>g` size works),
  * BENCH_GIB=n is short for BENCH_DATASETS=<n>g, BENCH_FILES=n sizes the `files` dataset. Each is
@@ -96,23 +97,85 @@ const resetPeak = (pid: number) => writeFileSync(`/proc/${pid}/clear_refs`, '5')
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-/** One dataset's folders: the source under `scan/dataset`, restores under `restores/`. */
+/**
+ * Whether each restore can go into an ext4 file system made for it: as root, with mkfs.ext4
+ * and loop devices (this machine; CI does not run the bench).
+ */
+const freshFileSystems =
+  process.getuid?.() === 0 && !spawnSync('mkfs.ext4', ['-V']).error && !spawnSync('losetup', ['-f']).error;
+
+/**
+ * One dataset's folders: the source under `scan/dataset`, restores under `restores/`.
+ *
+ * Each restore (the pipeline's, restic's, backupd's) goes into an ext4 file system made for it
+ * (like `/`: no journal), mounted from an image file, and removed once its tree was compared.
+ * So every tool writes into the same fresh ground: on a long-used disk, ext4 creates files
+ * several times slower next to inodes freed in the last minutes and on a fuller disk, and a
+ * restore's time then said more about the disk's history (and which tool ran first after a
+ * delete) than about the tool — the same million-file restore took 52.5 CPU-s on a fresh file
+ * system and 91.9 in a bench run. Removing an image deletes one file, not the restored files one
+ * by one, so no run slows the next. Without root, restores go to folders beside the dataset,
+ * removed at the very end.
+ */
 function place(dataset: Dataset) {
   const root = join(tmpdir(), `backupd-bench-scout-${dataset.id}`);
   const scan = join(root, 'scan');
+  const data = join(scan, 'dataset');
   let restores = 0;
+  let room: { bytes: number; files: number } | null = null;
   return {
     root,
     scan,
-    data: join(scan, 'dataset'),
-    /** A folder for a restore, made where no recent delete slows file creation (ext4 skips recently freed inodes). */
+    data,
+    /** A folder for a restore: a fresh file system mounted there when possible. */
     restoreDir(name: string): string {
       restores += 1;
       const dir = join(root, 'restores', `${name}-${restores}`);
       mkdirSync(dir, { recursive: true });
+      if (!freshFileSystems) return dir;
+      room ??= sizeOf(data);
+      const image = `${dir}.img`;
+      // Room for the data, a 4 KiB block per file, folders and slack; an inode per file and more.
+      const bytes = Math.ceil((room.bytes * 1.25 + room.files * 8192 + 2 ** 30) / 2 ** 20);
+      execFileSync('truncate', ['-s', `${bytes}M`, image]);
+      execFileSync('mkfs.ext4', [
+        '-q',
+        '-F',
+        '-O',
+        '^has_journal',
+        '-E',
+        'lazy_itable_init=0',
+        '-N',
+        String(Math.ceil(room.files * 1.2) + 100_000),
+        image,
+      ]);
+      execFileSync('mount', ['-o', 'loop', image, dir]);
+      rmSync(join(dir, 'lost+found'), { recursive: true });
       return dir;
     },
+    /** Done with a restore: its file system goes (a folder stays until `removeRestores`). */
+    removeRestore(dir: string): void {
+      if (!freshFileSystems) return;
+      execFileSync('umount', [dir]);
+      rmSync(`${dir}.img`);
+    },
+    removeRestores(): void {
+      rmSync(join(root, 'restores'), { recursive: true, force: true });
+    },
   };
+}
+
+/** The dataset's bytes (without its marker) and files. */
+function sizeOf(data: string): { bytes: number; files: number } {
+  const [bytes = 0, files = 0] = execFileSync(
+    'sh',
+    ['-c', 'du -sb --exclude=.complete "$1" | cut -f1; find "$1" -type f | wc -l', 'sh', data],
+    { encoding: 'utf8' },
+  )
+    .trim()
+    .split('\n')
+    .map(Number);
+  return { bytes, files };
 }
 type Place = ReturnType<typeof place>;
 
@@ -166,6 +229,7 @@ function pipeline(at: Place) {
   const restore = timed(at.root, `age -d -i "${keyFile}" "${archive}" | zstd -d -q | tar -x -C "${dest}"`);
   // GNU tar's default format keeps whole seconds.
   assertSameTree(at.data, dest, 1);
+  at.removeRestore(dest);
   rmSync(archive);
   console.error(`pipeline: ${JSON.stringify({ backup, restore })}`);
   return { backup, restore };
@@ -192,6 +256,7 @@ function restic(at: Place) {
   const dest = at.restoreDir('restic');
   const restore = timed(at.root, `restic restore -q latest --target "${dest}"`, env);
   assertSameTree(at.data, join(dest, at.data), 'content only');
+  at.removeRestore(dest);
   rmSync(repo, { recursive: true, force: true });
   console.error(`restic: ${JSON.stringify({ backup, restore })}`);
   return { backup, restore };
@@ -257,6 +322,7 @@ async function backupd(at: Place) {
       { LOG_LEVEL: 'warn' },
     );
     assertSameTree(at.data, dest);
+    at.removeRestore(dest);
     console.error(`backupd scout restore: ${JSON.stringify(cli)}`);
 
     // The Scout's own restore, into the job folder: every file is there already, so it is
@@ -314,16 +380,9 @@ async function runDataset(dataset: Dataset) {
   const t = performance.now();
   dataset.make(at.data);
   console.error(`dataset ${dataset.id}: ready in ${((performance.now() - t) / 1000).toFixed(0)} s`);
-  const [bytes = 0, files = 0] = execFileSync(
-    'sh',
-    ['-c', 'du -sb --exclude=.complete "$1" | cut -f1; find "$1" -type f | wc -l', 'sh', at.data],
-    { encoding: 'utf8' },
-  )
-    .trim()
-    .split('\n')
-    .map(Number);
+  const { bytes, files } = sizeOf(at.data);
   // Left from an earlier run (long enough ago not to slow file creation down).
-  rmSync(join(at.root, 'restores'), { recursive: true, force: true });
+  at.removeRestores();
   // The programs first, then backupd right after, so all three see the machine in the same state.
   const tools = pipeline(at);
   const archive = archiveAlone(at);
@@ -444,16 +503,16 @@ async function runDataset(dataset: Dataset) {
     checks,
     peakOfFive: ours.peakOfFive,
     idle: ours.idle,
-    restores: join(at.root, 'restores'),
+    removeRestores: () => at.removeRestores(),
   };
 }
 
 await fetchWithoutTimeouts();
 const results = [];
 for (const dataset of datasets()) results.push(await runDataset(dataset));
-// Restored copies go only now: ext4 creates files slowly next to inodes freed in the last
-// minutes, which would slow the next restore down (and not the others' the same way).
-for (const { restores } of results) rmSync(restores, { recursive: true, force: true });
+// Restored copies in folders (no fresh file systems) go only now: ext4 creates files slowly next
+// to inodes freed in the last minutes, which would slow the next restore down.
+for (const { removeRestores } of results) removeRestores();
 console.log(
   "\n### Targets (issue #27), side by side; speed ratios are the other time ÷ backupd's (higher is faster)\n",
 );
