@@ -1,5 +1,6 @@
 import { setFlagsFromString } from 'node:v8';
 import { type Collect, collector } from '../core/garbage-collector.ts';
+import { noteActivity, turnOffMemoryReducer } from './idle-collection.ts';
 
 /** A young-generation collection runs after every this many bytes received into uploads. */
 export const RECEIVED_BYTES_PER_YOUNG_GC = 8 * 1024 * 1024;
@@ -18,10 +19,13 @@ export const RECEIVED_BYTES_PER_YOUNG_GC = 8 * 1024 * 1024;
  * mostly dead objects: about a millisecond) and marking started by how full the old generation
  * is (70 %, at once at 90 %), the marking threads spent 0.24–0.28 s, the Station 2.6–2.9 s,
  * peak RSS 259–263 MiB. Either half alone helped less and cost memory or left the marking.
+ * V8's memory reducer is replaced by a collection when the data path goes quiet
+ * (src/station/idle-collection.ts).
  */
 export function paceGarbageCollection(): void {
   setFlagsFromString('--incremental-marking-soft-trigger=70');
   setFlagsFromString('--incremental-marking-hard-trigger=90');
+  turnOffMemoryReducer();
 }
 
 /** A young-generation collection (see `collector` in src/core/garbage-collector.ts). */
@@ -47,5 +51,14 @@ export function createReceivePacer(collect: () => Collect | null) {
   };
 }
 
-/** Called by the stores with each piece of an upload they received (all uploads together). */
-export const noteReceived = createReceivePacer(youngCollector);
+const paceYoung = createReceivePacer(youngCollector);
+
+/**
+ * Called by the stores with each piece of an upload they received (all uploads together), and
+ * by downloads with each piece sent: paces young collections, and is activity for the idle
+ * collection (idle-collection.ts).
+ */
+export function noteReceived(bytes: number): void {
+  paceYoung(bytes);
+  noteActivity();
+}

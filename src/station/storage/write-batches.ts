@@ -2,6 +2,7 @@ import { constants } from 'node:fs';
 import { type FileHandle, open } from 'node:fs/promises';
 import { logger } from '../../core/log.ts';
 import { noteReceived } from '../gc-pacing.ts';
+import { noteActivity } from '../idle-collection.ts';
 import { type BatchBlock, DIRECT_ALIGN, returnBlock, takeBlock } from './batch-blocks.ts';
 
 const log = logger.child({ mod: 'station/write-batches' });
@@ -250,6 +251,8 @@ export async function openWriteBatches(
      */
     took(n: number): Promise<void> | undefined {
       check();
+      // No young collection to pace here (no buffer per read), but the upload is under way.
+      noteActivity();
       return filled(n);
     },
 
