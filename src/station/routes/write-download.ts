@@ -13,9 +13,25 @@ import { noteReceived } from '../gc-pacing.ts';
 /** Bytes read from a file per write; two buffers of it are all a download holds. */
 const BLOCK = 1024 * 1024;
 
+/**
+ * Resolves once `bytes` are handed to the socket; rejects when the write fails or the client goes
+ * away first. Node does not call a response's write callback when its connection closes with the
+ * write still queued: the download then waited for ever and its file stayed open until a garbage
+ * collection found it (src/station/idle-collection.ts runs none while the heap does not grow).
+ */
 function written(out: ServerResponse, bytes: Uint8Array): Promise<void> {
   return new Promise((resolve, reject) => {
-    out.write(bytes, (error) => (error ? reject(error) : resolve()));
+    if (out.destroyed) {
+      reject(new Error('the client closed the connection'));
+      return;
+    }
+    const gone = () => reject(new Error('the client closed the connection'));
+    out.once('close', gone);
+    out.write(bytes, (error) => {
+      out.off('close', gone);
+      if (error) reject(error);
+      else resolve();
+    });
   });
 }
 
