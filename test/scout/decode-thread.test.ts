@@ -3,6 +3,7 @@
 // frames, the input's pieces and the reader's pace.
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
+import { once } from 'node:events';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -131,6 +132,30 @@ describe('the decoding thread', () => {
       assert.ok(thread instanceof AgeError || thread instanceof ZstdError, `${what}: ${thread}`);
       assert.equal(thread.message, here.message, what);
       assert.match(thread.message, words, what);
+    }
+  });
+
+  test('a reader that fails once the whole snapshot was read in ends every stage (both ways), not waits for ever', async () => {
+    // 64 MiB of tar from a few KiB: the source ends at once, the stages after it hold back.
+    const sealed = await sealedBytes('read-in.age', framed(Buffer.alloc(64 * MiB), 8 * MiB));
+    for (const onThread of [true, false]) {
+      const source = pieces(sealed, MiB);
+      const sourceEnded = once(source, 'end');
+      const failure = new Error('the disk is full');
+      const outcome = await Promise.race([
+        // As the tar reader reads (its own iterator, never returned): one block, then a failure.
+        readSnapshotTar({ source, keys: [key], onThread }, async (tar) => {
+          await tar[Symbol.asyncIterator]().next();
+          await sourceEnded;
+          throw failure;
+        }).then(
+          () => 'read to the end',
+          (error: unknown) => error,
+        ),
+        // A guard, not a measurement: before the fix this never settled.
+        sleep(20_000, 'still waiting after 20 s'),
+      ]);
+      assert.equal(outcome, failure, `onThread ${onThread}`);
     }
   });
 

@@ -119,7 +119,8 @@ function decodeHere(
 
 /**
  * Runs `read` over the snapshot's tar stream and settles once the decrypting stages are done:
- * a reader that stops early stops the source too; the first error of either side is thrown.
+ * a reader that stops early stops the source and every stage too; the first error of either
+ * side is thrown.
  */
 export async function readSnapshotTar(
   options: Parameters<typeof snapshotTarStream>[0],
@@ -129,7 +130,10 @@ export async function readSnapshotTar(
   try {
     await read(tar);
   } catch (error) {
+    // Both ends: a source read to its end already is done for the pipeline, which then waited
+    // for ever on the stages between, held back by a reader that no longer reads.
     options.source.destroy();
+    tar.destroy();
     const failure = await plumbing;
     // The pipeline destroys `tar` with zstd's own error before it is wrapped as a ZstdError.
     throw failure instanceof ZstdError && failure.cause === error ? failure : error;
