@@ -313,8 +313,9 @@ export function createDecodeThread(identities: ScoutKey[], options: { freeCopied
           start(false);
         }
         // Copied: a pooled piece goes back to its pool; with freeCopied, a buffer read to its end is freed
-        // (the slices before its end came first, so they were copied already: coalescer.ts).
-        if (!consumed(chunk) && options.freeCopied && !armor && readToItsEnd(chunk)) releaseNow(chunk);
+        // (the slices before its end came first, so they were copied already: coalescer.ts). Not an
+        // armored one: the armor decoder keeps a view of a line it has not seen the end of.
+        if (!armor && !consumed(chunk) && options.freeCopied && readToItsEnd(chunk)) releaseNow(chunk);
         if (inFlight >= INPUT_IN_FLIGHT) waiting = () => done();
         else done();
       } catch (error) {
