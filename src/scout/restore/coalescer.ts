@@ -5,6 +5,14 @@ import { consumed, type PiecePool } from './piece-pool.ts';
 /** Below this, a buffer may be a slice of Node's shared pool (8 KiB slabs): never freed here. */
 const FREED_MIN = 16 * 1024;
 
+/**
+ * Whether `chunk` is a copied input buffer that may be freed now: its own memory (not a slice of
+ * Node's shared pool) read to its end (the slices before its end came first, so they were copied
+ * already).
+ */
+export const readToItsEnd = (chunk: Buffer): boolean =>
+  chunk.buffer.byteLength >= FREED_MIN && chunk.byteOffset + chunk.length === chunk.buffer.byteLength;
+
 /** The size of the pieces the stages after a download get. */
 export const PIECE = 1024 * 1024;
 
@@ -48,12 +56,7 @@ export function coalescer(size = PIECE, pool?: PiecePool, options: { freeCopied?
       }
       // Copied: a pooled piece (a pipe read short, pooled-file.ts) goes back to its pool; with
       // freeCopied, another buffer read to its end is freed.
-      if (
-        !consumed(chunk) &&
-        options.freeCopied &&
-        chunk.buffer.byteLength >= FREED_MIN &&
-        chunk.byteOffset + chunk.length === chunk.buffer.byteLength
-      ) {
+      if (!consumed(chunk) && options.freeCopied && readToItsEnd(chunk)) {
         releaseNow(chunk);
       }
       done();

@@ -9,6 +9,7 @@ import { releaseNow } from '../../core/release-memory.ts';
 import { AgeError, type AgeFailure, readAgeHeader } from '../archive/age.ts';
 import { ArmorDecoder, startsArmor } from '../archive/age-armor.ts';
 import type { ScoutKey } from '../archive/x25519.ts';
+import { readToItsEnd } from './coalescer.ts';
 import { consumed } from './piece-pool.ts';
 
 /** Encrypted bytes per message to the thread, and tar bytes per block back. */
@@ -19,11 +20,6 @@ const INPUT_IN_FLIGHT = 3;
 const OUTPUT_AHEAD = 4;
 /** The thread keeps a few objects per block on its heap; its blocks are outside it. */
 const THREAD_HEAP = { maxOldGenerationSizeMb: 16, maxYoungGenerationSizeMb: 4 };
-
-/** Below this, a buffer may be a slice of Node's shared pool (8 KiB slabs): never freed here. */
-const FREED_MIN = 16 * 1024;
-const readToItsEnd = (chunk: Buffer) =>
-  chunk.buffer.byteLength >= FREED_MIN && chunk.byteOffset + chunk.length === chunk.buffer.byteLength;
 
 /** Messages to the thread. */
 type ToThread = { input?: ArrayBuffer; length?: number; end?: boolean; more?: number };
@@ -312,9 +308,9 @@ export function createDecodeThread(identities: ScoutKey[], options: { freeCopied
           head = Buffer.concat([head, bytes]);
           start(false);
         }
-        // Copied: a pooled piece goes back to its pool; with freeCopied, a buffer read to its end is freed
-        // (the slices before its end came first, so they were copied already: coalescer.ts). Not an
-        // armored one: the armor decoder keeps a view of a line it has not seen the end of.
+        // Copied: a pooled piece goes back to its pool; with freeCopied, a buffer read to its end is
+        // freed (coalescer.ts). Not an armored one: the armor decoder keeps a view of a line it
+        // has not seen the end of.
         if (!armor && !consumed(chunk) && options.freeCopied && readToItsEnd(chunk)) releaseNow(chunk);
         if (inFlight >= INPUT_IN_FLIGHT) waiting = () => done();
         else done();
