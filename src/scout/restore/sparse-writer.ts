@@ -26,13 +26,21 @@ export class SparseWriter {
   readonly #fd: number;
   /** With `inFlight`: writes on the thread pool, at most this many at a time. */
   readonly #inFlight: number;
-  readonly #pending = new Set<Promise<void>>();
+  /** Writes on the pool, oldest first, each with the number of the chunk it reads. */
+  readonly #pending = new Map<Promise<void>, number>();
+  /** Chunks given so far (those all holes too). */
+  #chunks = 0;
   #failure: Error | null = null;
 
   /**
    * `inFlight` > 0 (a big file as it streams): each run of data is written on the thread pool
    * while the restore decrypts the next chunk, instead of the restore's thread waiting for the
-   * file system; the chunks written must stay untouched until `finish` or `settle`.
+   * file system. A chunk may still be read by a write on the pool after `write` answered, but
+   * only one of the last `inFlight` chunks given: `write` holds the caller back (its promise)
+   * until the writes of older chunks are done, whether or not the chunks in between had data to
+   * write. The tar reader frees an entry's older pieces as it reads on (tar-reader.ts,
+   * FREED_HELD); counting only the writes let a piece of data followed by a run of holes be
+   * freed while its write still waited for a thread (the data was lost: zeros were restored).
    */
   constructor(fd: number, options: { inFlight?: number } = {}) {
     this.#fd = fd;
@@ -57,7 +65,8 @@ export class SparseWriter {
     if (chunk.length > dataFrom) this.#writeAt(chunk, dataFrom, chunk.length);
     this.#position += chunk.length;
     if (this.#failure) throw this.#failure;
-    if (this.#inFlight > 0 && this.#pending.size >= this.#inFlight) return this.#oneDone();
+    this.#chunks += 1;
+    if (this.#inFlight > 0 && this.#mustWait()) return this.#oneDone();
     return undefined;
   }
 
@@ -75,11 +84,18 @@ export class SparseWriter {
 
   /** Waits until no write is on the pool (before the descriptor may be closed, whatever failed). */
   async settle(): Promise<void> {
-    while (this.#pending.size > 0) await Promise.all(this.#pending);
+    while (this.#pending.size > 0) await Promise.all(this.#pending.keys());
+  }
+
+  /** Too many writes on the pool, or one reading a chunk given `inFlight` or more chunks ago. */
+  #mustWait(): boolean {
+    if (this.#pending.size >= this.#inFlight) return true;
+    const oldest = this.#pending.values().next();
+    return !oldest.done && oldest.value <= this.#chunks - 1 - this.#inFlight;
   }
 
   async #oneDone(): Promise<void> {
-    while (this.#pending.size >= this.#inFlight) await Promise.race(this.#pending);
+    while (this.#mustWait()) await Promise.race(this.#pending.keys());
     if (this.#failure) throw this.#failure;
   }
 
@@ -99,7 +115,7 @@ export class SparseWriter {
         this.#failure ??= error;
       },
     );
-    this.#pending.add(done);
+    this.#pending.set(done, this.#chunks);
   }
 
   /** `chunk[from, to)` written at `position` on the thread pool, short writes continued. */
