@@ -1,3 +1,4 @@
+import { alignedBuffer } from '../../core/aligned-buffer.ts';
 import { releaseNow } from '../../core/release-memory.ts';
 
 /**
@@ -53,7 +54,7 @@ export class BlockPool {
     if (this.#left === 0) return null;
     this.#left -= 1;
     return {
-      input: Buffer.allocUnsafeSlow(this.#blockSize),
+      input: alignedBuffer(this.#blockSize),
       output: Buffer.allocUnsafeSlow(this.#frameSize),
     };
   }

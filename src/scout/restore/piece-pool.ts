@@ -1,3 +1,4 @@
+import { alignedBuffer } from '../../core/aligned-buffer.ts';
 import { releaseNow } from '../../core/release-memory.ts';
 
 /** Each block handed on, to the pool it goes back to. */
@@ -46,7 +47,7 @@ export class PiecePool {
     const free = this.#free.pop();
     if (free) return free;
     this.#allocated += 1;
-    return Buffer.allocUnsafeSlow(this.size);
+    return alignedBuffer(this.size);
   }
 
   /** Gives back a block taken but not handed on. */

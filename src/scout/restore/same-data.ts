@@ -1,4 +1,5 @@
 import { readSync } from 'node:fs';
+import { alignedBuffer } from '../../core/aligned-buffer.ts';
 
 /** How much of the existing file is read at a time. */
 const BLOCK = 1024 * 1024;
@@ -21,7 +22,7 @@ export async function sameData(
   fd: number,
   data: AsyncGenerator<Buffer>,
 ): Promise<AsyncGenerator<Buffer> | null> {
-  shared ??= Buffer.allocUnsafeSlow(BLOCK);
+  shared ??= alignedBuffer(BLOCK);
   const scratch = shared;
   let position = 0;
   for (;;) {
@@ -35,7 +36,7 @@ export async function sameData(
 
 /** Whether the existing file open as `fd` holds `data` at its start (a whole entry's data; its size matched). */
 export function sameWhole(fd: number, data: Buffer): boolean {
-  shared ??= Buffer.allocUnsafeSlow(BLOCK);
+  shared ??= alignedBuffer(BLOCK);
   return matches(fd, data, 0, shared);
 }
 

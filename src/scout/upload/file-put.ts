@@ -1,6 +1,7 @@
 import { type FileHandle, open } from 'node:fs/promises';
 import { type ClientRequest, request as httpRequest, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
+import { alignedBuffer } from '../../core/aligned-buffer.ts';
 
 /**
  * A byte range of a file on disk, sent as a request body: the file by name, or an open handle
@@ -17,7 +18,7 @@ const BLOCK_BYTES = 1024 * 1024;
 const spareBlocks: Buffer[] = [];
 const SPARE_BLOCKS_KEPT = 4;
 
-const takeBlock = (): Buffer => spareBlocks.pop() ?? Buffer.allocUnsafeSlow(BLOCK_BYTES);
+const takeBlock = (): Buffer => spareBlocks.pop() ?? alignedBuffer(BLOCK_BYTES);
 
 /** Resolves once `chunk` has left for the socket, so its memory may be read into again. */
 function sent(req: ClientRequest, chunk: Buffer): Promise<void> {
