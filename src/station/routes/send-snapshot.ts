@@ -1,4 +1,3 @@
-import { type FileHandle, open } from 'node:fs/promises';
 import type { ServerResponse } from 'node:http';
 import { Readable } from 'node:stream';
 import type { Context } from 'hono';
@@ -6,7 +5,7 @@ import { notFound, rangeNotSatisfiable } from '../../core/errors.ts';
 import type { AppEnv } from '../../core/http/app-env.ts';
 import { LEGACY_SNAPSHOT_FILENAME_HEADER, SNAPSHOT_FILENAME_HEADER } from '../../shared/protocol/headers.ts';
 import type { SnapshotKey, SnapshotStore } from '../storage/storage.ts';
-import { writeFileRange, writeStream } from './write-download.ts';
+import { type DownloadFile, openDownload, writeFileRange, writeStream } from './write-download.ts';
 
 /** Parses one `bytes=` range; null when absent, 'invalid' when unsatisfiable. */
 export function parseRange(
@@ -49,9 +48,9 @@ function headersSoFar(c: Context<AppEnv>): Record<string, string | string[]> {
 }
 
 /** The snapshot's file, opened before anything is sent so that a vanished file is a 404. */
-async function openLocal(path: string, key: SnapshotKey): Promise<FileHandle> {
+async function openLocal(path: string, key: SnapshotKey): Promise<DownloadFile> {
   try {
-    return await open(path, 'r');
+    return await openDownload(path);
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') {
       throw notFound(`snapshot ${key.filename} is no longer stored`);
@@ -88,7 +87,7 @@ async function writeDirect(
     out.destroy();
     c.get('log')?.info({ err: error, filename: key.filename }, 'download ended before its last byte');
   } finally {
-    await file?.close();
+    await file?.handle.close();
     stream?.destroy();
   }
   // Tells @hono/node-server that the answer has been sent already.

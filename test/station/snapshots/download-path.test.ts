@@ -4,7 +4,7 @@
 // the Station's memory after a 64 MiB upload and download (a generous bound, never a timing).
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
+import { constants, readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import { request } from 'node:http';
 import { describe, test } from 'node:test';
 import { sha256 } from '../../helpers/hashes.ts';
@@ -19,6 +19,17 @@ function peakRssMib(pid: number): number {
     .split('\n')
     .find((l) => l.startsWith('VmHWM:'));
   return Number(line?.replace(/\D+/g, '') ?? 0) / 1024;
+}
+
+/** The open flags (octal, /proc's fdinfo) of the file the process holds open whose path ends so. */
+function fileFlags(pid: number, ending: string): string {
+  for (const fd of readdirSync(`/proc/${pid}/fd`)) {
+    try {
+      if (!readlinkSync(`/proc/${pid}/fd/${fd}`).endsWith(ending)) continue;
+      return /^flags:\s*(\d+)/m.exec(readFileSync(`/proc/${pid}/fdinfo/${fd}`, 'utf8'))?.[1] ?? '';
+    } catch {}
+  }
+  return 'not open';
 }
 
 /** The files the process holds open. */
@@ -69,6 +80,12 @@ describe('Station download path (PGlite)', () => {
       [MIB, 2 * MIB - 1],
       [0, MIB],
       [5 * MIB, size - 1],
+      // Direct reads go from 4 KiB boundaries: ranges that start and end between them.
+      [7, 7],
+      [4095, 4097],
+      [3 * 4096 + 5, MIB + 4099],
+      [size - 1, size - 1],
+      [size - 4100, size - 1],
     ];
     for (const [start, end] of ranges) {
       const reply = await get(latest, bearer(token, { range: `bytes=${start}-${end}` }));
@@ -88,11 +105,13 @@ describe('Station download path (PGlite)', () => {
   });
 
   test('a client that goes away mid-download leaves no open file, and the next download is exact', async () => {
+    let flags = '';
     await new Promise<void>((resolve, reject) => {
       const url = new URL(`${ctx.station.url}${latest}`);
       const req = request(url, { headers: bearer(token) }, (res) => {
         assert.equal(res.statusCode, 200);
         res.once('data', () => {
+          flags = fileFlags(ctx.station.pid, stored.name);
           req.destroy();
           resolve();
         });
@@ -105,6 +124,8 @@ describe('Station download path (PGlite)', () => {
     const holds = () => openFiles(ctx.station.pid).filter((f) => f.endsWith(stored.name));
     for (let i = 0; i < 1200 && holds().length > 0; i += 1) await new Promise((r) => setTimeout(r, 50));
     assert.deepEqual(holds(), [], 'the snapshot file is closed once the client has gone');
+    // Read direct (O_DIRECT): the stored file never went through the page cache (write-download.ts).
+    assert.ok((Number.parseInt(flags, 8) & constants.O_DIRECT) !== 0, `the download's file flags: ${flags}`);
     const again = await get(latest, bearer(token));
     assert.equal(again.status, 200);
     assert.equal(sha256(again.bytes), stored.meta.archive_sha256);
