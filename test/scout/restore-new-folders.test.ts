@@ -48,14 +48,16 @@ describe('restore into folders it made', { skip }, () => {
    * Restores new/a.txt then new/b.txt, and plants a link to a file outside at new/b.txt once
    * a.txt is written: b.txt must replace the link, never write through it.
    */
-  async function plantedBetween(a: string | Buffer, b: string | Buffer) {
+  async function plantedBetween(a: string | Buffer, b: string | Buffer, into = { existingDest: false }) {
     const src = fresh('src');
     mkdirSync(join(src, 'new'));
     writeFileSync(join(src, 'new', 'a.txt'), a);
     writeFileSync(join(src, 'new', 'b.txt'), b);
     const outside = fresh('outside');
     writeFileSync(join(outside, 'victim.txt'), 'untouched');
-    const dest = join(fresh('dest'), 'job');
+    // An existing, empty destination (a mount point, a folder made for the restore): `new` is
+    // made by the restore there, so it is the restore's own folder all the same.
+    const dest = into.existingDest ? fresh('dest') : join(fresh('dest'), 'job');
     let planted = false;
     const plan = await restore(toolArchive(src, ['new']), dest, {
       onProgress: () => {
@@ -80,6 +82,13 @@ describe('restore into folders it made', { skip }, () => {
     // a.txt is streamed and reported at once; small b.txt then goes to the writing thread
     // (src/scout/restore/file-batches.ts), whose O_EXCL create finds the link.
     await plantedBetween(Buffer.alloc(300_000, 'first'), 'second');
+  });
+
+  test('in a folder made inside an existing destination, planted names are replaced, not written through', async () => {
+    await plantedBetween(Buffer.alloc(300_000, 'first'), Buffer.alloc(300_000, 'second'), {
+      existingDest: true,
+    });
+    await plantedBetween(Buffer.alloc(300_000, 'first'), 'second', { existingDest: true });
   });
 
   test('a file cut short in a new folder is removed: nothing half-written stays', async () => {

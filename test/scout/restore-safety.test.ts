@@ -99,6 +99,16 @@ describe('restore safety', { skip }, () => {
   after(() => rmSync(work, { recursive: true, force: true }));
 
   describe('a folder swapped for a symlink mid-restore', () => {
+    /**
+     * A destination that holds the archive's folders already (a job folder restored over): each
+     * entry's folder is checked before it is written, and a swap stops the restore there.
+     */
+    function existingTree(): string {
+      const dest = fresh('dest');
+      mkdirSync(join(dest, 'a', 'b'), { recursive: true });
+      return dest;
+    }
+
     /** After the first file (a/b/one.txt): a local user renames dest/a and puts a link to `target` in its place. */
     function swapForLink(dest: string, target: string): () => void {
       let swapped = false;
@@ -113,7 +123,7 @@ describe('restore safety', { skip }, () => {
     test('stops the restore at the next entry: nothing is written through the link', async () => {
       const archive = toolArchive(sourceWithFolder(), ['a']);
       const outside = outsideDir();
-      const dest = fresh('dest');
+      const dest = existingTree();
       await assert.rejects(
         restore(archive, dest, { onProgress: swapForLink(dest, outside.path) }),
         (error: unknown) => {
@@ -131,7 +141,7 @@ describe('restore safety', { skip }, () => {
       const outside = outsideDir();
       const lookAlike = join(fresh('look-alike'), 'a');
       mkdirSync(join(lookAlike, 'b'), { recursive: true });
-      const dest = fresh('dest');
+      const dest = existingTree();
       await assert.rejects(
         restore(archive, dest, { onProgress: swapForLink(dest, lookAlike) }),
         /"a\/b" was moved or replaced/,
@@ -139,6 +149,27 @@ describe('restore safety', { skip }, () => {
       assert.deepEqual(readdirSync(join(lookAlike, 'b')), [], 'a/b/two.txt did not land in the look-alike');
       assert.equal(statSync(lookAlike).mode & 0o777, 0o755, 'the look-alike kept its mode');
       outside.unchanged();
+    });
+
+    test('in folders the restore made itself, nothing is written through the link and nothing outside changes', async () => {
+      // Made by this restore (0700 until its entries are in): its files are created in place
+      // through the open folder, several at once on the writing threads (file-batches.ts), so a
+      // swap after the first may come once the others are written; they land in the folder made.
+      const archive = toolArchive(sourceWithFolder(), ['a']);
+      const outside = outsideDir();
+      const lookAlike = join(fresh('look-alike'), 'a');
+      mkdirSync(join(lookAlike, 'b'), { recursive: true });
+      for (const target of [outside.path, lookAlike]) {
+        const dest = fresh('dest');
+        await restore(archive, dest, { onProgress: swapForLink(dest, target) }).catch((error: unknown) => {
+          assert.ok(error instanceof UnsafeEntryError, String(error));
+        });
+        const landed = [...readdirSync(join(dest, 'a-moved', 'b')), ...readdirSync(join(dest, 'a-moved'))];
+        assert.ok(landed.includes('one.txt'), landed.join(' '));
+      }
+      outside.unchanged();
+      assert.deepEqual(readdirSync(join(lookAlike, 'b')), [], 'nothing landed in the look-alike');
+      assert.equal(statSync(lookAlike).mode & 0o777, 0o755, 'the look-alike kept its mode');
     });
 
     test("after the last file: the folder's mode and time are not applied through the link (a problem)", async () => {

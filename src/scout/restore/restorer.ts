@@ -268,8 +268,12 @@ export async function restoreArchive(options: RestoreOptions): Promise<RestorePl
         );
       }
       if (tree) {
-        // Made private; its own mode comes once its contents are in (finishFolder).
-        if (existing === 'missing') mkdirSync(targetPath, 0o700);
+        // Made private; its own mode comes once its contents are in (finishFolder). Made here,
+        // it is the restore's own like any folder made in one (createNew): its names are new.
+        if (existing === 'missing') {
+          mkdirSync(targetPath, 0o700);
+          at?.safe.markMade(rel);
+        }
         const made = lstatSync(targetPath);
         if (!made.isDirectory()) throw new RefusedEntryError('something else is in the way of the folder');
         run.addFolder(rel, entry, made);
