@@ -24,7 +24,9 @@ import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { after, describe, test } from 'node:test';
 import { generateScoutKey } from '../../src/scout/archive/x25519.ts';
+import { DiskFullError } from '../../src/scout/restore/entry-problems.ts';
 import { type RestoreOptions, restoreArchive } from '../../src/scout/restore/restorer.ts';
+import { snapshotFailure } from '../../src/scout/restore/snapshot-failure.ts';
 import { archiveWithTools } from '../helpers/archives.ts';
 import { scratch } from '../helpers/files.ts';
 import { skipUnlessPrograms } from '../helpers/programs.ts';
@@ -160,7 +162,7 @@ describe('restore into folders it made', { skip }, () => {
     }
   });
 
-  test('a disk that fills under the writing threads stops the restore; no file is left half-written', async (t) => {
+  test('a disk that fills under the writing threads stops the restore, said as a full disk at an entry; no file is left half-written', async (t) => {
     const src = fresh('src');
     mkdirSync(join(src, 'd'));
     // 600 files of 3 KiB (one 4 KiB page each on tmpfs, ~2.4 MiB) into a 1 MiB tmpfs.
@@ -175,7 +177,25 @@ describe('restore into folders it made', { skip }, () => {
     }
     try {
       const dest = join(mountPoint, 'job');
-      await assert.rejects(restore(toolArchive(src, ['d']), dest), /ENOSPC|no space/i);
+      const stopped = await restore(toolArchive(src, ['d']), dest).then(
+        () => assert.fail('the restore should stop on the full disk'),
+        (error: unknown) => error,
+      );
+      // Said as a full disk, naming the entry (not the /proc/<pid>/fd path written through),
+      // and answered as 507 disk_full by the Scout's API and the CLI (snapshot-failure.ts).
+      assert.ok(stopped instanceof DiskFullError, String(stopped));
+      assert.match(
+        stopped.message,
+        /^the disk is full \(no space left on device \(ENOSPC\)\) while restoring "d\/f\d{3}"$/,
+      );
+      const answer = snapshotFailure(stopped);
+      assert.equal(answer?.status, 507);
+      assert.equal(answer?.code, 'disk_full');
+      assert.match(
+        answer?.message ?? '',
+        /disk the restore writes to is full \(at "d\/f\d{3}"\): free some space/,
+      );
+      assert.doesNotMatch(answer?.message ?? '', /\/proc\//);
       const left = readdirSync(join(dest, 'd'));
       assert.ok(
         left.length > 0 && left.length < 600,

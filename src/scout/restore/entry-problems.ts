@@ -43,6 +43,27 @@ export function isEntryProblem(error: unknown): boolean {
   return typeof code === 'string' && ENTRY_CODES.has(code);
 }
 
+/** Whether `error` says the file system the restore writes to is full (space or inodes, or a quota). */
+export function isDiskFull(error: unknown): boolean {
+  const code = (error as NodeJS.ErrnoException | null)?.code;
+  return code === 'ENOSPC' || code === 'EDQUOT';
+}
+
+/**
+ * The destination's file system filled up while `entry` was written: the restore stops (the
+ * entry written in part is removed; those before it are whole). Its message names the entry,
+ * not the descriptor path the restore writes through (`/proc/<pid>/fd/…`).
+ */
+export class DiskFullError extends Error {
+  override name = 'DiskFullError';
+  readonly entry: string;
+
+  constructor(entry: string, cause: unknown) {
+    super(`the disk is full (${reasonOf(cause)}) while restoring "${entry}"`, { cause });
+    this.entry = entry;
+  }
+}
+
 /** A system error said without the internal path it names: "permission denied (EACCES)". */
 export function reasonOf(error: unknown): string {
   const { code, message } = error as NodeJS.ErrnoException;

@@ -2,8 +2,9 @@
 // calls (most of a restore of many small files) run beside decryption, zstd and tar reading.
 import { closeSync } from 'node:fs';
 import { Worker } from 'node:worker_threads';
+import { shown } from './byte-paths.ts';
 import { modeNotSet, ownerNotSet, SET_ID, timeNotSet, validId } from './entry-metadata.ts';
-import { isEntryProblem, reasonOf } from './entry-problems.ts';
+import { DiskFullError, isDiskFull, isEntryProblem, reasonOf } from './entry-problems.ts';
 import {
   type BatchAnswer,
   type BatchFolder,
@@ -372,6 +373,7 @@ export class FileBatches {
     const error = Object.assign(new Error(found?.error?.message ?? 'not written'), {
       code: found?.error?.code,
     });
+    if (isDiskFull(error)) throw new DiskFullError(shown(at.rel), error);
     if (!isEntryProblem(error)) throw error;
     this.#run.problem(at.rel, `not restored: ${reasonOf(error)}`);
   }

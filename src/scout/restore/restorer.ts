@@ -12,7 +12,7 @@ import {
   split,
   tempNames,
 } from './entry-paths.ts';
-import { isEntryProblem, reasonOf } from './entry-problems.ts';
+import { DiskFullError, isDiskFull, isEntryProblem, reasonOf } from './entry-problems.ts';
 import { FileBatches, type QueuedFile } from './file-batches.ts';
 import {
   createNew,
@@ -185,6 +185,7 @@ export async function restoreArchive(options: RestoreOptions): Promise<RestorePl
    */
   function guarded(rel: string, restore: () => Promise<void> | undefined): Promise<void> | undefined {
     const entryProblem = (error: unknown) => {
+      if (isDiskFull(error)) throw new DiskFullError(shown(rel), error);
       if (!isEntryProblem(error)) throw error;
       problem(rel, `not restored: ${reasonOf(error)}`);
     };

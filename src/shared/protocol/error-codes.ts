@@ -52,6 +52,7 @@ export const ERROR_CODES = {
   cannot_decrypt: 'the snapshot cannot be decrypted with this Scout key',
   snapshot_damaged: 'the snapshot is damaged (zstd or tar stream broken, or fingerprint differs)',
   unsafe_entry: 'the snapshot holds an entry that would land outside the job folder',
+  disk_full: 'the disk a restore writes to is full; free space there and restore again',
   hook_failed: 'the pre-backup hook failed or timed out, so the job was skipped',
 } as const;
 
