@@ -2,16 +2,19 @@ import { setFlagsFromString } from 'node:v8';
 import { keepYoungGenerationSmall } from '../young-generation.ts';
 
 /**
- * Room for V8's old generation to grow to 4× what survived the last full collection before the
- * next one starts, instead of V8's ~2×. A restore's heap stays small (12–14 MiB live at 1 GiB
- * in the CLI, ~20 in the Scout), so V8's limit left ~12 MiB of room, less than the young
+ * Room for V8's old generation to grow to 2.5× what survived the last full collection before
+ * the next one starts, instead of V8's ~2×. A restore's heap stays small (12–14 MiB live at 1
+ * GiB in the CLI, ~20 in the Scout), so V8's limit left ~12 MiB of room, less than the young
  * generation may promote, and V8 began incremental marking again right after each full
  * collection (`--trace-incremental-marking`: started at 12 of 24 MiB): 52 full collections in
- * a 1 GiB restore, their marking on V8's helper threads 1.1–1.8 CPU-s. With the room: 16, the
- * helper threads 0.24–0.58 CPU-s, peak RSS unchanged (see the callers). V8 reads the factor at
- * each collection, so it can be set and reset while running; 0 is V8's own heuristic.
+ * a 1 GiB restore, their marking on V8's helper threads 1.1–1.8 CPU-s. With 4× (300): 16, the
+ * helper threads 0.24–0.58 CPU-s. But the heap then commits what it may grow to and keeps it:
+ * a million small files restored by the CLI peaked at 204 MiB (main heap 15 MiB live, 46–50
+ * committed), over its 200 MiB line; with 2.5× (150) 186 MiB, and a 1 GiB restore's CPU the
+ * same (4.48 / 4.83 → 4.65 / 4.87 CPU-s, 166 MiB either way; loaded machine). V8 reads the
+ * factor at each collection, so it can be set and reset while running; 0 is V8's own heuristic.
  */
-export const ROOMY = '--heap-growing-percent=300';
+export const ROOMY = '--heap-growing-percent=150';
 export const V8_OWN = '--heap-growing-percent=0';
 
 /**
