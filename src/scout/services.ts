@@ -18,6 +18,7 @@ import { notifyLostClaim } from './services/lost-claim.ts';
 import { createScoutSettings } from './services/scout-settings.ts';
 import { createJobStates } from './state/job-states.ts';
 import { createCircuit } from './upload/circuit.ts';
+import { dropSpareBlocks } from './upload/file-put.ts';
 
 /** Everything the Scout's routes call into. */
 export function createScoutServices(config: ScoutConfig, core: Core, storage: ScoutStorage) {
@@ -32,7 +33,12 @@ export function createScoutServices(config: ScoutConfig, core: Core, storage: Sc
     onLostClaim: (job) => notifyLostClaim(job, settings, integrations.notifier),
   });
   const circuit = createCircuit();
-  const runner = createRunner({ afterEach: releaseAfterWork });
+  const runner = createRunner({
+    afterEach: () => {
+      dropSpareBlocks();
+      releaseAfterWork();
+    },
+  });
   const backup = createBackup({
     dataDir: config.dataDir,
     instanceId,
