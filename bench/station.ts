@@ -84,12 +84,11 @@ async function bareServerSeconds(path: string, bytes: number): Promise<number> {
   const writer = join(ROOT, 'src/station/routes/write-download.ts');
   const code = `
     import { createServer } from 'node:http';
-    import { open } from 'node:fs/promises';
-    import { writeFileRange } from ${JSON.stringify(writer)};
+    import { openDownload, writeFileRange } from ${JSON.stringify(writer)};
     createServer(async (req, res) => {
-      const file = await open(${JSON.stringify(path)}, 'r');
+      const file = await openDownload(${JSON.stringify(path)});
       res.writeHead(200, { 'content-length': ${bytes} });
-      await writeFileRange(res, file, 0, ${bytes - 1}).finally(() => file.close());
+      await writeFileRange(res, file, 0, ${bytes - 1}).finally(() => file.handle.close());
       res.end();
     }).listen(${port}, '127.0.0.1', () => console.log('listening'));`;
   const server = spawn(process.execPath, ['--input-type=module', '-e', code], {
