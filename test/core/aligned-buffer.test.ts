@@ -6,7 +6,6 @@ import { test } from 'node:test';
 import { Worker } from 'node:worker_threads';
 import { alignedBuffer } from '../../src/core/aligned-buffer.ts';
 import { ownsMemory, releaseNow } from '../../src/core/release-memory.ts';
-import { BlockPool } from '../../src/scout/archive/block-pool.ts';
 import { PiecePool } from '../../src/scout/restore/piece-pool.ts';
 
 const MIB = 1024 * 1024;
@@ -72,10 +71,9 @@ test('an aligned buffer is its own memory: freed at once, and transferred to a t
   }
 });
 
-test("the blocks the kernel reads files and sockets into are aligned: the archive's, the restore's", () => {
-  const archive = new BlockPool({ count: 2, blockSize: MIB, frameSize: MIB });
+test("the blocks the kernel reads a restore's snapshot into are aligned", () => {
   const restore = new PiecePool({ size: MIB, keep: 2 });
-  for (const block of [archive.take()?.input, archive.take()?.input, restore.take(), restore.take()]) {
+  for (const block of [restore.take(), restore.take()]) {
     assert.ok(block);
     assert.equal(directRead(block), MIB);
   }

@@ -1,4 +1,3 @@
-import { alignedBuffer } from '../../core/aligned-buffer.ts';
 import { releaseNow } from '../../core/release-memory.ts';
 
 /**
@@ -54,7 +53,7 @@ export class BlockPool {
     if (this.#left === 0) return null;
     this.#left -= 1;
     return {
-      input: alignedBuffer(this.#blockSize),
+      input: Buffer.allocUnsafeSlow(this.#blockSize),
       output: Buffer.allocUnsafeSlow(this.#frameSize),
     };
   }
