@@ -5,6 +5,7 @@ import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { alignedBuffer } from '../../core/aligned-buffer.ts';
 import { noteReceived } from '../gc-pacing.ts';
+import { DIRECT_ALIGN } from '../storage/batch-blocks.ts';
 
 /**
  * Writing a download's bytes straight into Node's response, under the web `Response` that
@@ -14,8 +15,6 @@ import { noteReceived } from '../gc-pacing.ts';
 
 /** Bytes read from a file per write; two buffers of it are all a download holds. */
 const BLOCK = 1024 * 1024;
-/** Direct reads (O_DIRECT) need memory, file offset and length aligned to the logical block. */
-const DIRECT_ALIGN = 4096;
 
 /**
  * Whether this process reads downloads with O_DIRECT. The disk store writes snapshots with
