@@ -3,9 +3,14 @@
  * upload staged in a bucket is hashed while its bytes arrive, on whichever Station receives
  * each chunk. Node's crypto cannot export a hash state. hash-wasm can, but the Station keeps
  * WebAssembly on V8's baseline compiler for PGlite's sake (`src/core/wasm-baseline.ts`), and there
- * hash-wasm's SHA-256 ran at 8–20 MiB/s (the flags cannot be lifted for one module once set:
- * tried); this plain TypeScript runs at ~240 MiB/s per CPU-second here (native with SHA-NI:
- * ~1.5 GiB/s). Tested against node:crypto on random lengths and splits.
+ * hash-wasm's SHA-256 ran at 8–20 MiB/s. Compiled with the optimising compiler before those
+ * flags are set (`--no-liftoff --no-wasm-lazy-compilation`, then the baseline flags) it stays
+ * optimised, also once PGlite is loaded, but still ran slower than this plain TypeScript:
+ * 141–183 against 175–217 MiB/s per CPU-second, alternating on a loaded machine (unloaded this
+ * runs at ~240; OpenSSL without SHA-NI ~340 MB/s, with it ~1.5 GiB/s). It is most of a
+ * Station's CPU on S3 (bench/s3.ts: 8.4–9.1 CPU-s per GiB, ~1.7 with the hash skipped); run
+ * on a thread of its own it cost more CPU and memory and gained no time on two cores (tried).
+ * Tested against node:crypto on random lengths and splits.
  */
 
 const K = Int32Array.from([
