@@ -85,7 +85,7 @@ export function storageConformanceSuite(label: string, harness: () => Promise<St
       assert.ok(chunk >= 5 * 1024 * 1024, 'at least S3’s 5 MiB part minimum');
       if (store.kind === 'disk') {
         // Fewer, larger chunks: each costs the Station milliseconds of CPU (disk-store.ts).
-        assert.equal(store.chunkSizeFor(1), 32 * 1024 * 1024, 'a disk Station asks for 32 MiB chunks');
+        assert.equal(store.chunkSizeFor(1), 64 * 1024 * 1024, 'a disk Station asks for 64 MiB chunks');
         assert.equal(store.partSizeFor(1), 16 * 1024 * 1024, 'a replica copies in 16 MiB pieces');
       }
       if (store.kind === 's3') {
