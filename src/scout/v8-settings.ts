@@ -1,9 +1,11 @@
 import { keepWasmOnBaselineCompiler } from '../core/wasm-baseline.ts';
+import { keepOldGenerationTight } from './old-generation.ts';
 import { keepYoungGenerationSmall } from './young-generation.ts';
 
 /**
  * The V8 settings a Scout runs with, set at its start (src/cli/scout-serve.ts): a young
- * generation kept small (young-generation.ts), and WebAssembly kept on the baseline compiler
+ * generation kept small (young-generation.ts), an old generation with little room to grow
+ * (old-generation.ts), and WebAssembly kept on the baseline compiler
  * (src/core/wasm-baseline.ts). The Scout's only WebAssembly is the HTTP parser of Node's
  * `fetch` (undici's llhttp, used to talk to the Station); V8 re-compiled it with TurboFan in
  * the background during the first backup, and that compilation's 7.1 MiB zone, freed, raised
@@ -15,5 +17,6 @@ import { keepYoungGenerationSmall } from './young-generation.ts';
  */
 export function applyScoutV8Settings(): void {
   keepYoungGenerationSmall();
+  keepOldGenerationTight();
   keepWasmOnBaselineCompiler();
 }

@@ -6,15 +6,11 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { test } from 'node:test';
-import {
-  applyRestoreV8Settings,
-  ROOMY,
-  roomForRuns,
-  V8_OWN,
-} from '../../src/scout/restore/restore-v8-settings.ts';
+import { keepOldGenerationTight, TIGHT_OLD_GENERATION } from '../../src/scout/old-generation.ts';
+import { applyRestoreV8Settings, ROOMY, roomForRuns } from '../../src/scout/restore/restore-v8-settings.ts';
 
-test('this Node knows both flags (V8 ignores an unknown one set at run time, but refuses it at start)', () => {
-  for (const flag of [ROOMY, V8_OWN]) {
+test('this Node knows the flags (V8 ignores an unknown one set at run time, but refuses it at start)', () => {
+  for (const flag of [ROOMY, TIGHT_OLD_GENERATION]) {
     const run = spawnSync(process.execPath, [flag, '-e', '0'], { encoding: 'utf8' });
     assert.equal(run.status, 0, `${flag}: ${run.stderr}`);
   }
@@ -30,7 +26,18 @@ test('the restore CLI asks for the room at its start', () => {
   assert.deepEqual(set, [ROOMY]);
 });
 
-test("the Scout's own restores have the room while any runs, and V8's own heuristic after the last", async () => {
+test("the Scout keeps its old generation's room tight from its start (issue #27)", () => {
+  const set: string[] = [];
+  keepOldGenerationTight((flags) => set.push(flags));
+  assert.deepEqual(set, [TIGHT_OLD_GENERATION]);
+  assert.match(TIGHT_OLD_GENERATION, /^--heap-growing-percent=(\d+)$/);
+  assert.ok(
+    Number(/=(\d+)/.exec(TIGHT_OLD_GENERATION)?.[1]) < Number(/=(\d+)/.exec(ROOMY)?.[1]),
+    'the Scout has less room than a restore',
+  );
+});
+
+test("the Scout's own restores have the room while any runs, and the Scout's tight room after the last", async () => {
   const set: string[] = [];
   const withRoom = roomForRuns((flags) => set.push(flags));
   let release = () => {};
@@ -43,11 +50,15 @@ test("the Scout's own restores have the room while any runs, and V8's own heuris
   assert.deepEqual(set, [ROOMY], 'a run that ends while another still runs leaves the room');
   release();
   assert.equal(await first, 'first');
-  assert.deepEqual(set, [ROOMY, V8_OWN], 'the last run out gives the room back');
+  assert.deepEqual(set, [ROOMY, TIGHT_OLD_GENERATION], 'the last run out gives the room back');
   await assert.rejects(
     withRoom(async () => {
       throw new Error('alone, and failed');
     }),
   );
-  assert.deepEqual(set, [ROOMY, V8_OWN, ROOMY, V8_OWN], 'a failed run alone gives it back too');
+  assert.deepEqual(
+    set,
+    [ROOMY, TIGHT_OLD_GENERATION, ROOMY, TIGHT_OLD_GENERATION],
+    'a failed run alone gives it back too',
+  );
 });

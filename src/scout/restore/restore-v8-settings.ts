@@ -1,4 +1,5 @@
 import { setFlagsFromString } from 'node:v8';
+import { TIGHT_OLD_GENERATION } from '../old-generation.ts';
 import { keepYoungGenerationSmall } from '../young-generation.ts';
 
 /**
@@ -12,10 +13,9 @@ import { keepYoungGenerationSmall } from '../young-generation.ts';
  * a million small files restored by the CLI peaked at 204 MiB (main heap 15 MiB live, 46–50
  * committed), over its 200 MiB line; with 2.5× (150) 186 MiB, and a 1 GiB restore's CPU the
  * same (4.48 / 4.83 → 4.65 / 4.87 CPU-s, 166 MiB either way; loaded machine). V8 reads the
- * factor at each collection, so it can be set and reset while running; 0 is V8's own heuristic.
+ * factor at each collection, so it can be set and reset while running.
  */
 export const ROOMY = '--heap-growing-percent=150';
-export const V8_OWN = '--heap-growing-percent=0';
 
 /**
  * The V8 settings of `backupd scout restore` (src/cli/scout-restore.ts), set at its start: a
@@ -31,7 +31,7 @@ export function applyRestoreV8Settings(setFlags: (flags: string) => void = setFl
 
 /**
  * A wrapper that gives the room above to the runs it wraps: the first run in sets it, the last
- * one out (whether it ended or failed) sets V8's own heuristic back.
+ * one out (whether it ended or failed) sets the Scout's own room back (src/scout/old-generation.ts).
  */
 export function roomForRuns(setFlags: (flags: string) => void) {
   let running = 0;
@@ -42,15 +42,14 @@ export function roomForRuns(setFlags: (flags: string) => void) {
       return await run();
     } finally {
       running -= 1;
-      if (running === 0) setFlags(V8_OWN);
+      if (running === 0) setFlags(TIGHT_OLD_GENERATION);
     }
   };
 }
 
 /**
  * The room above while the Scout's own restores run (src/scout/restore/restore-service.ts),
- * back to V8's own heuristic when the last one ends: the Scout's idle memory is held by its
- * own settings (src/scout/v8-settings.ts). 1 GiB dataset, the own restore into the job folder
+ * back to the Scout's own room when the last one ends (src/scout/v8-settings.ts). 1 GiB dataset, the own restore into the job folder
  * (all unchanged), 3 paired runs: V8's helper threads 1.31–1.78 → 0.24–0.27 CPU-s, main
  * thread 3.00–3.22 → 2.71–2.92, wall 7.2–11.6 → 4.4–6.4 s (loaded machine), Scout peak
  * 184–204 → 185–202 MiB.
