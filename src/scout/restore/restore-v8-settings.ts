@@ -49,9 +49,9 @@ export function roomForRuns(setFlags: (flags: string) => void) {
 
 /**
  * The room above while the Scout's own restores run (src/scout/restore/restore-service.ts),
- * back to the Scout's own room when the last one ends (src/scout/v8-settings.ts). 1 GiB dataset, the own restore into the job folder
- * (all unchanged), 3 paired runs: V8's helper threads 1.31–1.78 → 0.24–0.27 CPU-s, main
- * thread 3.00–3.22 → 2.71–2.92, wall 7.2–11.6 → 4.4–6.4 s (loaded machine), Scout peak
- * 184–204 → 185–202 MiB.
+ * back to the Scout's own room when the last one ends (src/scout/old-generation.ts). 1 GiB
+ * dataset, the own restore into the job folder (all unchanged), 3 paired runs: V8's helper
+ * threads 1.31–1.78 → 0.24–0.27 CPU-s, main thread 3.00–3.22 → 2.71–2.92, wall 7.2–11.6 →
+ * 4.4–6.4 s (loaded machine), Scout peak 184–204 → 185–202 MiB.
  */
 export const withRoomForOldGeneration = roomForRuns(setFlagsFromString);

@@ -25,8 +25,9 @@ const STAGED_SUFFIX = '.part';
  * bench/station.ts' upload. 32 MiB chunks halve that to ~0.15 CPU-s per received GiB (16 MiB:
  * ~0.3). 64 MiB, a bucket's chunk too (four parts), took the Station's CPU per received GiB of
  * a first backup (bench/scout.ts, 1 GiB dataset) from 1.89–2.17 (mean 2.05) to 1.67–2.22
- * (mean 1.94): lower in 10 of 12 alternated pairs on a loaded machine. A streamed upload's last chunk, sent after the archive is sealed, is up to
- * this size; the Scout halves its chunks on a slow link.
+ * (mean 1.94): lower in 10 of 12 alternated pairs on a loaded machine. A streamed upload's
+ * last chunk, sent after the archive is sealed, is up to this size; the Scout halves its
+ * chunks on a slow link.
  */
 const DISK_CHUNK_BYTES = 64 * 1024 * 1024;
 /** A replica copies in pieces of this size (its `bytes_copied` moves each piece). */
