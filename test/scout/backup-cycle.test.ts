@@ -23,6 +23,7 @@ import { after, before, beforeEach, describe, test } from 'node:test';
 import { type Hooks, NOT_RUN } from '../../src/core/hooks/hooks.ts';
 import type { Notifier, NotifyEvent } from '../../src/core/notify/ntfy.ts';
 import { writeArchive } from '../../src/scout/archive/pipeline.ts';
+import { SMALL_FILES, startScan } from '../../src/scout/backup/scan.ts';
 import { openScoutStorage, type ScoutStorage } from '../../src/scout/db/open.ts';
 import type { DiscoveredJob } from '../../src/scout/jobs/discovery.ts';
 import type { EntryOutcome, WalkEntry } from '../../src/scout/jobs/walk.ts';
@@ -622,5 +623,45 @@ describe('the backup cycle against a Station client that answers like the protoc
       [true, false, false],
       'a Station known to refuse is not asked again',
     );
+  });
+
+  test('a forced backup of a job of many small files walks it once: it goes up once archived, declaring its own fingerprint (issue #27)', async () => {
+    const many = join(job.absolute_path, 'many');
+    // SMALL_FILES.files files of a few bytes each: the scan's walk stops at the last of them.
+    for (let i = 0; i < SMALL_FILES.files; i += 1) {
+      const folder = join(many, `d${Math.floor(i / 1000)}`);
+      if (i % 1000 === 0) mkdirSync(folder, { recursive: true });
+      writeFileSync(join(folder, `f${i}.txt`), `file ${i}\n`);
+    }
+    try {
+      const stop = new AbortController();
+      const once = startScan(job, stop.signal, { wanted: true });
+      const whole = startScan(job, stop.signal);
+      const [early, seen] = [await once.seen, await whole.seen];
+      once.done();
+      whole.done();
+      assert.equal(early.fingerprint, null, 'a scan whose archive is wanted anyway stops early');
+      assert.match(seen.fingerprint ?? '', /^[0-9a-f]{64}$/);
+      // Walked only in part, the job's fingerprint is not yet known: a scan for a cycle that
+      // may find the job unchanged walks it whole.
+      await backup.cycle('force_send', ctx());
+      const s = await state();
+      assert.equal(s.last_status, 'uploaded', s.last_error ?? undefined);
+      assert.deepEqual(
+        station.initiations.map((m) => [m.streamed === true, m.fingerprint]),
+        [[false, seen.fingerprint]],
+        "no streamed upload: one plain upload of the staged archive, with the job's fingerprint",
+      );
+      const [stored] = station.stored();
+      assert.equal(stored?.meta.archive_sha256, sha256(stored?.bytes ?? Buffer.alloc(0)));
+      assert.deepEqual(readdirSync(join(work, 'data', 'staging')), [], 'nothing left in staging');
+      // What is stored is the job as it is: a scheduled cycle finds nothing to do.
+      station.calls.length = 0;
+      await backup.cycle('schedule', ctx());
+      assert.equal((await state()).last_status, 'unchanged');
+      assert.deepEqual(station.calls, []);
+    } finally {
+      rmSync(many, { recursive: true, force: true });
+    }
   });
 });

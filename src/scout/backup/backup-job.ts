@@ -77,7 +77,7 @@ async function backupPass(
     const due = freshSnapshotDue(row?.lastStoredAs ?? null, settings.force_send_every_days, now);
     /** Whether the scan finds the job as it was last stored (nothing to archive). */
     const unchangedBy = (seen: Seen) =>
-      trigger !== 'force_send' && !due && row?.storedFingerprint === seen.detected;
+      trigger !== 'force_send' && !due && seen.detected !== null && row?.storedFingerprint === seen.detected;
     const unchanged = async () => {
       if (again) return { reached: null, uploadedWaiting: false };
       await deps.states.update(job.relative_path, name, {
@@ -101,9 +101,9 @@ async function backupPass(
       // beside that walk when it is likely wanted: it surely is (a first backup, force-send, a
       // fresh snapshot due), or someone waits for it (run-now); a scheduled cycle, which mostly
       // finds jobs unchanged, and a cycle's second pass wait for the walk first.
-      const scan = startScan(job, ctx.signal);
+      const surely = row?.storedFingerprint == null || trigger === 'force_send' || due;
+      const scan = startScan(job, ctx.signal, { wanted: surely });
       try {
-        const surely = row?.storedFingerprint == null || trigger === 'force_send' || due;
         if (!surely && (trigger === 'schedule' || again) && unchangedBy(await scan.seen)) {
           scan.done(); // no archive to make: its xattrs are not needed
           return await unchanged();

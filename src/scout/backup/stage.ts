@@ -19,6 +19,9 @@ import type { Scan, Seen } from './scan.ts';
 
 const log = logger.child({ mod: 'scout/backup' });
 
+/** Why a job of many small files goes up once archived, not while (src/scout/backup/scan.ts' SMALL_FILES). */
+const WALKED_ONCE = 'a job of many small files is walked once, by its archive: it goes up once archived';
+
 export interface StageDeps {
   /** Where archives are written (`<data dir>/staging`). */
   stagingDir: string;
@@ -63,8 +66,10 @@ function scanVerdict(scan: Scan, wanted: (seen: Seen) => boolean, ctx: Operation
         return null;
       }
       verdict.known = seen;
-      verdict.total = seen.total;
-      ctx.progress({ bytes_total: seen.total });
+      if (seen.total !== null) {
+        verdict.total = seen.total;
+        ctx.progress({ bytes_total: seen.total });
+      }
       return seen;
     }),
   };
@@ -119,6 +124,7 @@ function streamedUpload(
     ...station,
     announce: decided.then((seen) => {
       if (!seen) throw new Error('no archive is needed');
+      if (seen.fingerprint === null) throw new Error(WALKED_ONCE);
       return announcement({ fingerprint: seen.fingerprint, ...made.announced }, station.target);
     }),
     path: made.file,
@@ -240,7 +246,8 @@ export async function stageArchive(
     await upload?.abandon(new Error('the job did not change: no archive is needed'));
     return null;
   }
-  const streamed = upload !== null && digestsOnce()[0] === seen.fingerprint;
+  const announced = seen.fingerprint;
+  const streamed = upload !== null && announced !== null && digestsOnce()[0] === announced;
   const staged = stagedRecord({
     file,
     result,
@@ -254,7 +261,8 @@ export async function stageArchive(
     streamed,
   });
   if (staged.skipped) log.warn({ job: config.job_name, ...staged.skipped }, 'the archive leaves entries out');
-  if (upload && !streamed) {
+  if (upload && announced === null) await upload.abandon(new Error(WALKED_ONCE));
+  else if (upload && !streamed) {
     log.info(
       { job: config.job_name },
       'the job changed while it was archived: sending it with its own fingerprint',
