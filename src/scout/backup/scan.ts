@@ -42,12 +42,8 @@ export interface Scan {
  * `done()` stops whatever still runs of both. With `wanted` (the archive is made whatever the
  * walk finds), a job of many small files is left to the archive's walk (SMALL_FILES).
  */
-export function startScan(
-  job: DiscoveredJob,
-  signal: AbortSignal,
-  options: { wanted?: boolean; smallFiles?: typeof SMALL_FILES } = {},
-): Scan {
-  const small = options.wanted ? (options.smallFiles ?? SMALL_FILES) : null;
+export function startScan(job: DiscoveredJob, signal: AbortSignal, options: { wanted?: boolean } = {}): Scan {
+  const small = options.wanted ? SMALL_FILES : null;
   const stop = new AbortController();
   const config = job.config;
   const both = AbortSignal.any([signal, stop.signal]);
