@@ -1,4 +1,5 @@
-// Off-site copy in the web UIs, in a real Chromium against two real Stations (the built bundle):
+// Off-site copy in the web UIs, in a real Chromium against two real Stations (the primary the
+// built bundle, the replica the source, whose clock the test moves; the bundle reads real time):
 // a `replicate` token is created on the primary's Tokens page, the replica is set up on its
 // Settings page (the token is never shown back), "Copy now" copies, and the replica's overview
 // shows each job with its lag while a copy runs and the failure when the primary is gone; the
@@ -30,7 +31,7 @@ describe('web UIs: off-site copy', { skip }, () => {
   before(async () => {
     [primary, replica, browser] = await Promise.all([
       startServer('station', { entry: 'dist' }),
-      startServer('station', { entry: 'dist' }),
+      startServer('station', { entry: 'source' }),
       launchBrowser(),
     ]);
     pages.primary = await newPage(browser);
@@ -114,7 +115,10 @@ describe('web UIs: off-site copy', { skip }, () => {
     await replicas.getByRole('row', { name: /offsite-nas/ }).waitFor();
     await screenshot(primaryPage, 'replication-primary-replicas');
 
-    // The slow copy ends (the bytes were on their way); then the primary is gone.
+    // The slow copy ends (the bytes were on their way); then the primary is gone. The limit
+    // paces by the replica's clock (src/station/replication/throttle.ts): moved past the 20 s
+    // that 400,000 bytes take at 20,000 bytes/s, the rest passes at once, not in real time.
+    replica.advanceClock(30_000);
     await card
       .getByTestId('replication-jobs')
       .getByText('up to date')
