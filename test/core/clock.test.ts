@@ -4,7 +4,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'no
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
-import { DAY_MS, fixedClock } from '../../src/core/clock.ts';
+import { clock, DAY_MS, fixedClock } from '../../src/core/clock.ts';
 import { ROOT } from '../helpers/server.ts';
 
 // The movable clock is for tests: honoured when backupd runs from the source (as the test
@@ -14,15 +14,19 @@ const clockFile = join(dir, 'clock');
 writeFileSync(clockFile, String(DAY_MS));
 after(() => rmSync(dir, { recursive: true, force: true }));
 
-/** clock.now() minus the real time, as a separate process with the clock file set sees it. */
-function offsetSeenBy(script: string): number {
+/** What `script` prints, run in a separate process with the clock file set. */
+function withClockFile(script: string): string {
   const out = execFileSync(process.execPath, ['--input-type=module', '-e', script], {
     cwd: ROOT,
     env: { ...process.env, BACKUPD_TEST_CLOCK_FILE: clockFile },
     encoding: 'utf8',
+    timeout: 60_000,
   });
-  return Number(out.trim());
+  return out.trim();
 }
+
+/** clock.now() minus the real time, as a separate process with the clock file set sees it. */
+const offsetSeenBy = (script: string): number => Number(withClockFile(script));
 
 describe('clock', () => {
   test('from the source, the test clock file moves now() on every read', () => {
@@ -30,6 +34,29 @@ describe('clock', () => {
       "const { clock } = await import('./src/core/clock.ts'); console.log(clock.now() - Date.now());",
     );
     assert.ok(Math.abs(offset - DAY_MS) < 5_000, `offset ${offset}`);
+  });
+
+  test('from the source, a wait on the test clock ends once the clock file moves past it; an abort ends it at once', () => {
+    // An hour's wait each: the process ends only if moving the clock and the abort end them.
+    const out = withClockFile(`
+      const { writeFileSync } = await import('node:fs');
+      const { clock } = await import('./src/core/clock.ts');
+      const waited = clock.sleep(3_600_000).then(() => 'ended');
+      writeFileSync(process.env.BACKUPD_TEST_CLOCK_FILE, String(${DAY_MS} + 3_600_000));
+      const stop = new AbortController();
+      const cancelled = clock.sleep(3_600_000, stop.signal).catch((error) => error.name);
+      stop.abort();
+      console.log(JSON.stringify(await Promise.all([waited, cancelled])));
+      writeFileSync(process.env.BACKUPD_TEST_CLOCK_FILE, String(${DAY_MS}));
+    `);
+    assert.deepEqual(JSON.parse(out), ['ended', 'AbortError']);
+  });
+
+  test('without the test clock a wait is the plain timer, and an abort ends it at once', async () => {
+    const stop = new AbortController();
+    const waited = clock.sleep(3_600_000, stop.signal);
+    stop.abort();
+    await assert.rejects(waited, { name: 'AbortError' });
   });
 
   test('the built bundle reads the real time and holds no test clock', (t) => {
@@ -53,5 +80,11 @@ describe('clock', () => {
     c.advance(DAY_MS);
     assert.equal(c.now(), 1_000 + DAY_MS);
     assert.equal(c.date().getTime(), 1_000 + DAY_MS);
+  });
+
+  test('a wait on a fixedClock moves it by the wait at once', async () => {
+    const c = fixedClock(1_000);
+    await c.sleep(4_000);
+    assert.equal(c.now(), 5_000);
   });
 });

@@ -17,6 +17,7 @@ import { skipUnlessPrograms } from '../helpers/programs.ts';
 import {
   jobState,
   mintStationToken,
+  passingUploadWaits,
   runNow,
   saveStationSettings,
   scoutStatus,
@@ -144,10 +145,12 @@ function streamedUploadE2e(label: string, stationEnv: () => Promise<Record<strin
       await held;
       await uploading('stationkill');
       const staged = stagedArchive('stationkill');
+      const killedAt = scout.output().length;
       await station.kill();
       proxy.release();
       station = await station.restart();
-      await waitIdle(scoutAdmin, LONG);
+      // The Station is back: the Scout's wait to retry (logged since the kill) is passed.
+      await passingUploadWaits(scout, () => waitIdle(scoutAdmin, LONG), killedAt);
       // The Scout retries for a few seconds; a Station slower to come back gets the next cycle.
       if ((await jobState(scoutAdmin, 'stationkill')).last_status !== 'uploaded')
         await runNow(scoutAdmin, LONG);

@@ -125,6 +125,34 @@ export async function runNow(admin: Client, options: WaitOptions = {}): Promise<
   return waitIdle(admin, options);
 }
 
+/**
+ * Runs `work` while moving the Scout's clock past each upload retry wait it logs from `since` (a
+ * place in its output; now by default): the uploader waits on the clock
+ * (src/scout/upload/uploader.ts), so the test does not sit the backoff out.
+ */
+export async function passingUploadWaits<T>(
+  scout: TestServer,
+  work: () => Promise<T>,
+  since = scout.output().length,
+): Promise<T> {
+  let from = since;
+  const pass = () => {
+    const output = scout.output();
+    const end = output.lastIndexOf('\n') + 1;
+    for (const line of output.slice(from, Math.max(from, end)).split('\n')) {
+      if (line.includes('"msg":"upload interrupted; retrying"'))
+        scout.advanceClock(Number(JSON.parse(line).wait) * 1000);
+    }
+    from = Math.max(from, end);
+  };
+  const timer = setInterval(pass, 20);
+  try {
+    return await work();
+  } finally {
+    clearInterval(timer);
+  }
+}
+
 /** The local state of the job at `relativePath` (which must be listed). */
 export async function jobState(admin: Client, relativePath: string): Promise<JobStateView> {
   const reply = await admin.get<DirectoryList>('/api/directories');

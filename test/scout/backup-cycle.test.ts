@@ -19,7 +19,8 @@ import {
 import type { FileHandle } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { after, before, beforeEach, describe, test } from 'node:test';
+import { after, before, beforeEach, describe, type TestContext, test } from 'node:test';
+import { clock } from '../../src/core/clock.ts';
 import { type Hooks, NOT_RUN } from '../../src/core/hooks/hooks.ts';
 import type { Notifier, NotifyEvent } from '../../src/core/notify/ntfy.ts';
 import { writeArchive } from '../../src/scout/archive/pipeline.ts';
@@ -235,6 +236,15 @@ let events: NotifyEvent[];
 let job: DiscoveredJob;
 
 const ctx = (): OperationContext => ({ signal: new AbortController().signal, progress: () => {} });
+
+/** The upload retries' waits on the clock (ms) for the rest of the test, each passed at once. */
+function retryWaits(t: TestContext): number[] {
+  const waits: number[] = [];
+  t.mock.method(clock, 'sleep', async (ms: number) => {
+    waits.push(ms);
+  });
+  return waits;
+}
 const state = async () => stateView(await states.get('docs'));
 /** A new file, so the cycle makes a new archive. */
 const change = () =>
@@ -354,18 +364,18 @@ describe('the backup cycle against a Station client that answers like the protoc
     assert.equal(sha256(stored.bytes), stored.meta.archive_sha256);
   });
 
-  test('a 500 and a 429 (Retry-After) are retried within the cycle; the upload resumes, nothing is sent twice', async () => {
+  test('a 500 and a 429 (Retry-After) are retried within the cycle; the upload resumes, nothing is sent twice', async (t) => {
+    const waits = retryWaits(t);
     change();
     station.faults.chunk.push(
       () => undefined,
       () => refusal(500, 'internal', 'internal server error'),
     );
     station.faults.finalize.push(() => refusal(429, 'rate_limited', 'slow down', 1));
-    const started = Date.now();
     await backup.forceSend(job, ctx());
     const s = await state();
     assert.equal(s.last_status, 'uploaded', s.last_error ?? undefined);
-    assert.ok(Date.now() - started >= 1900, 'waited 1 s after the 500 and Retry-After 1 s after the 429');
+    assert.deepEqual(waits, [1000, 1000], 'waited 1 s after the 500 and Retry-After 1 s after the 429');
     const [stored] = station.stored();
     assert.ok(stored);
     assert.equal(sha256(stored.bytes), stored.meta.archive_sha256);
@@ -407,12 +417,15 @@ describe('the backup cycle against a Station client that answers like the protoc
     assert.ok(staged && !existsSync(staged), 'the uploaded archive is removed');
   });
 
-  test('an unreachable Station: code station_unreachable each cycle; the circuit opens after 3', async () => {
+  test('an unreachable Station: code station_unreachable each cycle; the circuit opens after 3', async (t) => {
+    const waits = retryWaits(t);
     change();
     station.unreachable = true;
     for (let cycle = 1; cycle <= OPEN_AFTER_FAILED_CYCLES; cycle += 1) {
       // Each cycle tries 4 times (waits of 1, 2 and 4 s), then fails the job.
+      waits.length = 0;
       await backup.cycle('run_now', ctx());
+      assert.deepEqual(waits, [1000, 2000, 4000], `the waits of cycle ${cycle}`);
       const s = await state();
       assert.equal(s.last_status, 'failed');
       assert.equal(s.last_error_code, 'station_unreachable');

@@ -14,6 +14,7 @@ import type { Client } from '../helpers/http.ts';
 import {
   jobState,
   mintStationToken,
+  passingUploadWaits,
   runNow,
   saveStationSettings,
   scoutStatus,
@@ -123,7 +124,7 @@ describe('an unreachable Station', () => {
     writeFileSync(join(scanRoot, 'small', 'b.txt'), 'a change to upload');
     await useStation('http://127.0.0.1:1', credential);
     for (let cycle = 1; cycle <= 3; cycle += 1) {
-      const status = await runNow(scoutAdmin);
+      const status = await passingUploadWaits(scout, () => runNow(scoutAdmin));
       const state = await jobState(scoutAdmin, 'small');
       assert.equal(state.last_status, 'failed');
       assert.match(String(state.last_error), /cannot reach the Station/i);
