@@ -140,10 +140,13 @@ export function createReplication(deps: {
     run: runNow,
 
     async status(): Promise<ReplicationStatusView> {
+      // The lease first: a run saves its outcome before it lets go of the lease, so a run that
+      // ends between the two reads shows as idle with its own outcome, never with the last one's.
+      const running = await replicator.running();
       const saved = await status.read();
       const configured = (await settings.source()) !== null;
       return {
-        state: (await replicator.running()) ? 'running' : configured ? 'idle' : 'not_configured',
+        state: running ? 'running' : configured ? 'idle' : 'not_configured',
         last_started_at: iso(saved.last_started_at),
         last_finished_at: iso(saved.last_finished_at),
         last_success_at: iso(saved.last_success_at),
