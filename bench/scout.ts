@@ -21,6 +21,7 @@ import {
   appendFileSync,
   existsSync,
   mkdirSync,
+  readdirSync,
   rmSync,
   statSync,
   truncateSync,
@@ -262,6 +263,15 @@ function restic(at: Place) {
   return { backup, restore };
 }
 
+/** Waits (at most a minute) until `folder` holds no file or does not exist. */
+async function deleted(folder: string): Promise<void> {
+  for (let i = 0; i < 600; i += 1) {
+    if (!existsSync(folder) || readdirSync(folder).length === 0) return;
+    await sleep(100);
+  }
+  throw new Error(`${folder} still holds ${readdirSync(folder).join(', ')} a minute after the backup`);
+}
+
 /**
  * One run-now until stored: wall, the Scout's CPU seconds and its peak RSS meanwhile, and how
  * long `/api/status` showed the phase `archiving` (polled every 100 ms; null if never seen).
@@ -289,6 +299,9 @@ async function backupOnce(admin: Client, scout: TestServer) {
     throw new Error(`backup failed: ${job.state.last_status} ${job.state.last_error}`);
   const archiveSeconds =
     archivingFrom === null ? null : ((archivingTo ?? performance.now()) - archivingFrom) / 1000;
+  // The uploaded archive is deleted after the backup ends (src/scout/backup/archive-removal.ts):
+  // its CPU counts too, so the CPU is read once it is gone.
+  await deleted(join(scout.dataDir, 'removing'));
   return { seconds, cpu: cpuSeconds(scout.pid) - cpu, rssMib: peakRssMib(scout.pid), archiveSeconds };
 }
 

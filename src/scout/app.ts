@@ -45,6 +45,7 @@ export async function startScout(config: ScoutConfig): Promise<RunningRole> {
     app.route('/', webUiRoutes('scout'));
     await scout.states.markInterrupted();
     const swept = await sweepStaging(scout.backup.stagingDir, scout.states);
+    await scout.backup.removal.sweep();
     if (swept.length > 0)
       log.info({ removed: swept.length, examples: swept.slice(0, 5) }, 'staging: leftovers removed');
     const problem = await scout.catalog.problem();

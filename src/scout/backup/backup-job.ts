@@ -1,4 +1,3 @@
-import { rm } from 'node:fs/promises';
 import { clock } from '../../core/clock.ts';
 import { logger } from '../../core/log.ts';
 import type { ErrorCode } from '../../shared/protocol/error-codes.ts';
@@ -145,7 +144,7 @@ async function backupPass(
             signal: ctx.signal,
             onProgress: (done) => ctx.progress({ bytes_done: done }),
           });
-      await rm(staged.file, { force: true });
+      await deps.removal.remove(staged.file);
       await deps.states.update(job.relative_path, name, {
         lastStatus: 'uploaded',
         lastError: null,

@@ -15,6 +15,7 @@ import type { JobStates } from '../state/job-states.ts';
 import type { StationClient } from '../upload/station-client.ts';
 import { announcement, type StagedArchive, type UploadTarget } from '../upload/uploader.ts';
 import { type StreamedUpload, uploadWhileArchiving } from '../upload/while-archiving.ts';
+import type { ArchiveRemoval } from './archive-removal.ts';
 import type { Scan, Seen } from './scan.ts';
 
 const log = logger.child({ mod: 'scout/backup' });
@@ -30,6 +31,8 @@ export interface StageDeps {
   states: JobStates;
   /** The archive pipeline (writeArchive, or a test's wrapper of it). */
   archiver: typeof writeArchive;
+  /** Uploaded archives being deleted: a new one is written once they are gone. */
+  removal: ArchiveRemoval;
 }
 
 /** An archive staged for a job, and its streamed upload when one runs that is to be finished. */
@@ -163,6 +166,7 @@ export async function stageArchive(
   const config = job.config;
   if (!config) throw new Error('job without a valid config');
   await mkdir(deps.stagingDir, { recursive: true });
+  await deps.removal.settled();
   const key = deps.keys.current();
   const now = clock.now();
   const file = join(deps.stagingDir, `${config.job_name}-${now}-${randomBytes(4).toString('hex')}.tar.zst`);

@@ -2,6 +2,7 @@ import { join } from 'node:path';
 import type { Hooks } from '../../core/hooks/hooks.ts';
 import type { Notifier } from '../../core/notify/ntfy.ts';
 import { writeArchive } from '../archive/pipeline.ts';
+import { createArchiveRemoval } from '../backup/archive-removal.ts';
 import { type HookedJobDeps, hookedJob } from '../backup/hooked-job.ts';
 import type { Trigger } from '../backup/trigger.ts';
 import type { DiscoveredJob } from '../jobs/discovery.ts';
@@ -39,9 +40,11 @@ export function createBackup(deps: {
   archiver?: typeof writeArchive;
 }) {
   const stagingDir = join(deps.dataDir, 'staging');
+  const removal = createArchiveRemoval(deps.dataDir);
   const steps: HookedJobDeps = {
     ...deps,
     stagingDir,
+    removal,
     connect: deps.stationClient ?? createStationClient,
     archiver: deps.archiver ?? writeArchive,
     needsAttention: new Set<string>(),
@@ -66,6 +69,7 @@ export function createBackup(deps: {
       noteReach([await hookedJob(steps, job, 'force_send', ctx)]);
     },
     stagingDir,
+    removal,
   };
 }
 
