@@ -19,12 +19,17 @@ export const peakRssMib = (pid: number): number => statusKib(pid, 'VmHWM') / 102
 /** The resident memory of the process now, in MiB. */
 export const rssMib = (pid: number): number => statusKib(pid, 'VmRSS') / 1024;
 
-/** User + system CPU seconds the process has used so far (not its children). */
+/**
+ * User + system CPU seconds the process has used so far, with those of the child processes it
+ * has waited for (the Scout's `getfattr`, which lists an archive's extended attributes): the
+ * reference tools are timed with all their processes too.
+ */
 export function cpuSeconds(pid: number): number {
   // The command name (field 2) may hold spaces; the fields after its closing parenthesis do not.
   const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return (Number(fields[11]) + Number(fields[12])) / TICKS;
+  // utime, stime, cutime, cstime
+  return (Number(fields[11]) + Number(fields[12]) + Number(fields[13]) + Number(fields[14])) / TICKS;
 }
 
 /**
