@@ -10,7 +10,8 @@
  *     into the job folder (every file there already: left unchanged), four more backups and the
  *     Scout's idle RSS; the Station's CPU per received GiB and its peak RSS.
  * Each timed step starts after a `sync` (`settle`), so none pays for the last one's writeback,
- * and each tool's restore writes into a file system made for it (`place`).
+ * each backup with the dataset read just before (`warm`), so all find it in the page cache, and
+ * each tool's restore writes into a file system made for it (`place`).
  * Datasets (bench/scout-dataset.ts): `1g` and `4g` (mixed, issue #14's shape) and `files` (a
  * million files of 0–4 KiB). BENCH_DATASETS=1g,files picks some (any `<n>g` size works),
  * BENCH_GIB=n is short for BENCH_DATASETS=<n>g, BENCH_FILES=n sizes the `files` dataset. Each is
@@ -74,6 +75,15 @@ interface Measure {
  * file system with that writeback (the reference pipeline, timed first, never did).
  */
 const settle = () => execFileSync('sync');
+
+/**
+ * Reads every file of the dataset, so each backup (the pipeline's, the archive stage's, restic's,
+ * backupd's) starts with it in the page cache. Without this, which tool found it cached depended
+ * on the order and the minutes between them: a virtual machine may reclaim page cache that was
+ * not read for a while (DAMON's pageout scheme on the machines these ratios were taken on moves
+ * out pages idle for ~60 s), and a tool that read from the disk looked slower than one that did not.
+ */
+const warm = (data: string) => execFileSync('sh', ['-c', 'tar -cf - -C "$0" . | cat > /dev/null', data]);
 
 /** Runs a shell command under /usr/bin/time: wall, CPU of all its processes, largest peak RSS. */
 function timed(root: string, script: string, env: Record<string, string> = {}): Measure {
@@ -222,6 +232,7 @@ function pipeline(at: Place) {
   const keyFile = join(at.root, 'key.txt');
   writeFileSync(keyFile, `${key.ageIdentity}\n`, { mode: 0o600 });
   const archive = join(at.root, 'pipeline.tar.zst.age');
+  warm(at.data);
   const backup = timed(
     at.root,
     `tar -cf - -C "${at.data}" . | zstd -3 -T0 -q | age -r ${key.ageRecipient} > "${archive}"`,
@@ -239,6 +250,7 @@ function pipeline(at: Place) {
 /** The Scout's archive stage alone (bench/archive-alone.ts), timed like the pipeline. */
 function archiveAlone(at: Place): Measure {
   const archive = join(at.root, 'archive-alone.tar.zst.age');
+  warm(at.data);
   const measure = timed(
     at.root,
     `"${process.execPath}" "${join(import.meta.dirname, 'archive-alone.ts')}" "${at.data}" "${archive}" > /dev/null`,
@@ -253,6 +265,7 @@ function restic(at: Place) {
   const repo = join(at.root, 'restic-repo');
   rmSync(repo, { recursive: true, force: true });
   const env = { RESTIC_PASSWORD: 'bench', RESTIC_REPOSITORY: repo };
+  warm(at.data);
   const backup = timed(at.root, `restic init -q && restic backup -q "${at.data}"`, env);
   const dest = at.restoreDir('restic');
   const restore = timed(at.root, `restic restore -q latest --target "${dest}"`, env);
@@ -320,6 +333,7 @@ async function backupd(at: Place) {
     const admin = await adminClient(scout.url);
     await admin.post('/api/settings', { station_url: station.url, scout_credential: credential });
     await admin.post('/api/directories/save-job', { relative_path: 'dataset', config: {} });
+    warm(at.data);
     const stationCpu = cpuSeconds(station.pid);
     const backup = await backupOnce(admin, scout);
     const stationBackupCpu = cpuSeconds(station.pid) - stationCpu;
