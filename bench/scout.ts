@@ -319,6 +319,9 @@ async function backupOnce(admin: Client, scout: TestServer) {
 }
 
 async function backupd(at: Place) {
+  // Before the servers start: warming blocks this process for seconds, and a client connection
+  // idle that long meets the servers' keep-alive timeout.
+  warm(at.data);
   const station = await startServer('station', { entry: 'dist', env: { LOG_LEVEL: 'warn' } });
   const scoutData = join(at.root, 'scout-data');
   rmSync(scoutData, { recursive: true, force: true });
@@ -333,7 +336,6 @@ async function backupd(at: Place) {
     const admin = await adminClient(scout.url);
     await admin.post('/api/settings', { station_url: station.url, scout_credential: credential });
     await admin.post('/api/directories/save-job', { relative_path: 'dataset', config: {} });
-    warm(at.data);
     const stationCpu = cpuSeconds(station.pid);
     const backup = await backupOnce(admin, scout);
     const stationBackupCpu = cpuSeconds(station.pid) - stationCpu;
