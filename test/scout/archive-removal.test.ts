@@ -38,3 +38,18 @@ test('sweep deletes what a kill left in removing/', async () => {
   await createArchiveRemoval(dataDir).sweep();
   assert.deepEqual(readdirSync(dataDir).includes('removing'), false);
 });
+
+test('an archive that cannot be moved out of staging is deleted where it is, before remove returns', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'backupd-archive-removal-'));
+  try {
+    const staging = join(dir, 'staging');
+    mkdirSync(staging);
+    // A file where the folder should be: it cannot be made, the archive cannot go there.
+    writeFileSync(join(dir, 'removing'), 'not a folder');
+    writeFileSync(join(staging, 'docs-4.tar.zst'), Buffer.alloc(1024, 1));
+    await createArchiveRemoval(dir).remove(join(staging, 'docs-4.tar.zst'));
+    assert.deepEqual(readdirSync(staging), [], 'deleted in place');
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
