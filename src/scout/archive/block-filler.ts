@@ -26,18 +26,19 @@ export class BlockFiller implements TarSink {
     return this.#total;
   }
 
-  async put(bytes: Buffer): Promise<void> {
-    let at = 0;
-    while (at < bytes.length) {
-      const copied = bytes.copy(this.#block, this.#used, at);
-      this.#used += copied;
-      this.#total += copied;
-      at += copied;
-      if (this.#used === this.#block.length) await this.#flush();
-    }
+  /** Copies `bytes` in; a promise only when a block filled and was handed on. */
+  put(bytes: Buffer, from = 0): Promise<void> | undefined {
+    const copied = bytes.copy(this.#block, this.#used, from);
+    this.#used += copied;
+    this.#total += copied;
+    if (this.#used < this.#block.length) return undefined;
+    return this.#flush().then(() =>
+      from + copied < bytes.length ? this.put(bytes, from + copied) : undefined,
+    );
   }
 
-  async readFrom(fd: number, position: number, length: number): Promise<number> {
+  /** A synchronous read into the block; a promise only when the block filled and was handed on. */
+  readFrom(fd: number, position: number, length: number): number | Promise<number> {
     const room = Math.min(length, this.#block.length - this.#used);
     let bytesRead: number;
     try {
@@ -47,8 +48,8 @@ export class BlockFiller implements TarSink {
     }
     this.#used += bytesRead;
     this.#total += bytesRead;
-    if (this.#used === this.#block.length) await this.#flush();
-    return bytesRead;
+    if (this.#used < this.#block.length) return bytesRead;
+    return this.#flush().then(() => bytesRead);
   }
 
   /** Hands over the last, partly filled block; the slot it leaves unused is answered. */

@@ -7,8 +7,17 @@ const NEWLINE = Buffer.from('\n');
  */
 export function paxRecord(key: string, value: Buffer | string): Buffer {
   const bytes = typeof value === 'string' ? Buffer.from(value, 'utf8') : value;
-  const bodyLength = key.length + bytes.length + 3; // " " key "=" value "\n"
-  let length = bodyLength + String(bodyLength).length;
-  if (String(length).length !== String(bodyLength).length) length += 1;
-  return Buffer.concat([Buffer.from(`${length} ${key}=`, 'latin1'), bytes, NEWLINE]);
+  return Buffer.concat([Buffer.from(`${recordLength(key, bytes.length)} ${key}=`, 'latin1'), bytes, NEWLINE]);
+}
+
+/** The same record as text, for a key and value of printable ASCII (one byte per character). */
+export function paxAsciiRecord(key: string, value: string): string {
+  return `${recordLength(key, value.length)} ${key}=${value}\n`;
+}
+
+/** The length of a record, which counts the digits of the length itself. */
+function recordLength(key: string, valueLength: number): number {
+  const bodyLength = key.length + valueLength + 3; // " " key "=" value "\n"
+  const length = bodyLength + String(bodyLength).length;
+  return String(length).length !== String(bodyLength).length ? length + 1 : length;
 }

@@ -5,7 +5,7 @@ import { logger } from '../../core/log.ts';
 import { escapeName } from '../../shared/byte-names.ts';
 import { byteString } from '../jobs/byte-order.ts';
 import type { EntryOutcome, SkippedEntry, WalkEntry } from '../jobs/walk.ts';
-import { paxRecord } from './pax-record.ts';
+import { paxAsciiRecord, paxRecord } from './pax-record.ts';
 import { xattrRecords } from './xattr-records.ts';
 import type { Xattr, XattrMap } from './xattr-scan.ts';
 
@@ -25,38 +25,54 @@ export interface TarEvents {
   onSkip?: (skipped: ArchiveSkip) => void;
 }
 
-function octal(value: number, width: number): string {
-  return `${Math.max(0, Math.floor(value))
-    .toString(8)
-    .padStart(width - 1, '0')}\0`;
+/** `value` as `width - 1` octal digits and a NUL, at `at` (a ustar numeric field). */
+function putOctal(block: Buffer, at: number, width: number, value: number): void {
+  let rest = Math.max(0, Math.floor(value));
+  block[at + width - 1] = 0;
+  for (let i = at + width - 2; i >= at; i -= 1) {
+    block[i] = 0x30 + (rest % 8);
+    rest = Math.floor(rest / 8);
+  }
 }
 
-function header(fields: {
-  name: Buffer;
-  mode: number;
-  uid: number;
-  gid: number;
-  size: number;
-  mtime: number;
-  type: string;
-  linkname?: Buffer;
-  prefix?: Buffer;
-}): Buffer {
-  const block = Buffer.alloc(BLOCK);
+const USTAR_MAGIC = Buffer.from('ustar\u000000', 'latin1');
+const TYPEFLAG = { '0': 0x30, '1': 0x31, '2': 0x32, '5': 0x35, x: 0x78 } as const;
+
+/**
+ * A ustar header written over `block` (512 bytes, reused for every entry: no allocation and no
+ * string per field, which cost more than the file's own system calls for small files). `name`
+ * is its first 100 bytes, or the pax header's "PaxHeaders/<last>" when `paxOf` is given.
+ */
+function putHeader(
+  block: Buffer,
+  fields: {
+    name: Buffer;
+    mode: number;
+    uid: number;
+    gid: number;
+    size: number;
+    mtime: number;
+    type: keyof typeof TYPEFLAG;
+    linkname?: Buffer;
+    prefix?: Buffer;
+  },
+): Buffer {
+  block.fill(0);
   fields.name.copy(block, 0, 0, 100);
-  block.write(octal(fields.mode & 0o7777, 8), 100, 8, 'ascii');
-  block.write(octal(Math.min(fields.uid, MAX_OCTAL_ID), 8), 108, 8, 'ascii');
-  block.write(octal(Math.min(fields.gid, MAX_OCTAL_ID), 8), 116, 8, 'ascii');
-  block.write(octal(Math.min(fields.size, MAX_OCTAL_SIZE), 12), 124, 12, 'ascii');
-  block.write(octal(fields.mtime, 12), 136, 12, 'ascii');
-  block.write('        ', 148, 8, 'ascii');
-  block.write(fields.type, 156, 1, 'ascii');
+  putOctal(block, 100, 8, fields.mode & 0o7777);
+  putOctal(block, 108, 8, Math.min(fields.uid, MAX_OCTAL_ID));
+  putOctal(block, 116, 8, Math.min(fields.gid, MAX_OCTAL_ID));
+  putOctal(block, 124, 12, Math.min(fields.size, MAX_OCTAL_SIZE));
+  putOctal(block, 136, 12, fields.mtime);
+  block.fill(0x20, 148, 156);
+  block[156] = TYPEFLAG[fields.type];
   fields.linkname?.copy(block, 157, 0, 100);
-  block.write('ustar\u000000', 257, 8, 'ascii');
+  USTAR_MAGIC.copy(block, 257);
   fields.prefix?.copy(block, 345, 0, 155);
   let sum = 0;
   for (let i = 0; i < BLOCK; i += 1) sum += block[i] as number;
-  block.write(`${sum.toString(8).padStart(6, '0')}\0 `, 148, 8, 'ascii');
+  putOctal(block, 148, 7, sum);
+  block[155] = 0x20;
   return block;
 }
 
@@ -83,6 +99,31 @@ function standIn(bytes: Buffer): Buffer {
   return out;
 }
 
+/** A pax mtime: seconds with up to 6 decimals, trailing zeros (and a bare point) dropped. */
+function paxTime(mtimeMs: number): string {
+  const fixed = (mtimeMs / 1000).toFixed(6);
+  let end = fixed.length;
+  while (fixed.charCodeAt(end - 1) === 0x30) end -= 1;
+  if (fixed.charCodeAt(end - 1) === 0x2e) end -= 1;
+  return fixed.slice(0, end);
+}
+
+/**
+ * Room for one entry's headers, made once per tar stream and reused for each entry: the pax
+ * header, its records when they fit one block, and the entry's own header, contiguous (`all`),
+ * and room for the pax header's name.
+ */
+function headerScratch() {
+  const all = Buffer.alloc(3 * BLOCK + 100);
+  return {
+    all: all.subarray(0, 3 * BLOCK),
+    paxHeader: all.subarray(0, BLOCK),
+    paxBlock: all.subarray(BLOCK, 2 * BLOCK),
+    own: all.subarray(2 * BLOCK, 3 * BLOCK),
+    paxName: all.subarray(3 * BLOCK),
+  };
+}
+
 /**
  * The header blocks of one entry: a pax extended header ('x') first with the mtime, and the
  * exact bytes of the path or link target when they do not fit ustar's fields or are not plain
@@ -91,19 +132,24 @@ function standIn(bytes: Buffer): Buffer {
  * UTF-8 adds `hdrcharset=BINARY` (as libarchive writes): bsdtar then restores the bytes
  * without trying to convert them, and GNU tar, which restores them as they are anyway, says
  * it ignores the keyword.
+ * They are written over `scratch` (headerScratch) and answered as the pieces to put, in
+ * order, before the next entry's headers are made.
  */
-function entryHeaders(entry: {
-  path: Buffer;
-  type: '0' | '1' | '2' | '5';
-  mode: number;
-  uid: number;
-  gid: number;
-  size: number;
-  mtimeMs: number;
-  linkname?: Buffer;
-  /** Extended attributes and ACLs (xattr-records.ts). */
-  xattrs?: readonly Xattr[];
-}): Buffer[] {
+function entryHeaders(
+  entry: {
+    path: Buffer;
+    type: '0' | '1' | '2' | '5';
+    mode: number;
+    uid: number;
+    gid: number;
+    size: number;
+    mtimeMs: number;
+    linkname?: Buffer;
+    /** Extended attributes and ACLs (xattr-records.ts). */
+    xattrs?: readonly Xattr[];
+  },
+  scratch: ReturnType<typeof headerScratch>,
+): Buffer[] {
   const name = entry.type === '5' ? Buffer.concat([entry.path, Buffer.of(SLASH)]) : entry.path;
   const records: Buffer[] = [];
   let binary = false;
@@ -131,34 +177,48 @@ function entryHeaders(entry: {
   if (entry.uid > MAX_OCTAL_ID) records.push(paxRecord('uid', String(entry.uid)));
   if (entry.gid > MAX_OCTAL_ID) records.push(paxRecord('gid', String(entry.gid)));
   if (entry.xattrs) records.push(...xattrRecords(entry.xattrs));
-  records.push(paxRecord('mtime', (entry.mtimeMs / 1000).toFixed(6).replace(/\.?0+$/, '')));
-  const pax = Buffer.concat(records);
+  const mtime = paxAsciiRecord('mtime', paxTime(entry.mtimeMs));
+  let paxLength = mtime.length;
+  for (const record of records) paxLength += record.length;
+  const { paxHeader, paxBlock, own } = scratch;
   const base = ustarName[ustarName.length - 1] === SLASH ? ustarName.subarray(0, -1) : ustarName;
   const last = base.subarray(base.lastIndexOf(SLASH) + 1);
-  return [
-    header({
-      name: Buffer.concat([PAX_HEADERS, last]).subarray(0, 99),
-      mode: 0o644,
-      uid: 0,
-      gid: 0,
-      size: pax.length,
-      mtime: entry.mtimeMs / 1000,
-      type: 'x',
-    }),
-    pax,
-    padding(pax.length),
-    header({
-      name: ustarName,
-      prefix,
-      mode: entry.mode,
-      uid: entry.uid,
-      gid: entry.gid,
-      size: entry.type === '0' ? entry.size : 0,
-      mtime: entry.mtimeMs / 1000,
-      type: entry.type,
-      linkname,
-    }),
-  ];
+  putHeader(paxHeader, {
+    name: paxHeaderName(last, scratch.paxName),
+    mode: 0o644,
+    uid: 0,
+    gid: 0,
+    size: paxLength,
+    mtime: entry.mtimeMs / 1000,
+    type: 'x',
+  });
+  putHeader(own, {
+    name: ustarName,
+    prefix,
+    mode: entry.mode,
+    uid: entry.uid,
+    gid: entry.gid,
+    size: entry.type === '0' ? entry.size : 0,
+    mtime: entry.mtimeMs / 1000,
+    type: entry.type,
+    linkname,
+  });
+  if (paxLength > BLOCK) {
+    const pax = Buffer.concat([...records, Buffer.from(mtime, 'latin1')]);
+    return [paxHeader, pax, padding(pax.length), own];
+  }
+  // The records fit one block (nearly always: the mtime alone): the three blocks go as one.
+  paxBlock.fill(0);
+  let at = 0;
+  for (const record of records) at += record.copy(paxBlock, at);
+  paxBlock.write(mtime, at, 'latin1');
+  return [scratch.all];
+}
+
+/** "PaxHeaders/<last name>", cut to 99 bytes, written into `room` (at least 99 bytes). */
+function paxHeaderName(last: Buffer, room: Buffer): Buffer {
+  const length = PAX_HEADERS.copy(room, 0);
+  return room.subarray(0, length + last.copy(room, length, 0, 99 - length));
 }
 
 const PAX_HEADERS = Buffer.from('PaxHeaders/');
@@ -173,11 +233,15 @@ export class SourceReadError extends Error {
   }
 }
 
-/** Where the tar stream goes: headers are copied in, file data is read straight into it. */
+/**
+ * Where the tar stream goes: headers are copied in, file data is read straight into it. Both
+ * answer a promise only when the stream must be waited for (a full block handed on), so an
+ * entry that fits costs no turn of the event loop.
+ */
 export interface TarSink {
-  put(bytes: Buffer): Promise<void>;
+  put(bytes: Buffer): Promise<void> | undefined;
   /** Reads up to `length` bytes of `fd` at `position` into the stream; 0 at the file's end; a failed read throws SourceReadError. */
-  readFrom(fd: number, position: number, length: number): Promise<number>;
+  readFrom(fd: number, position: number, length: number): number | Promise<number>;
 }
 
 /** Opening a file to archive: never through a symlink swapped in since the scan, never waiting on a FIFO. */
@@ -225,9 +289,16 @@ export async function writeTar(
     options.onSkip?.({ path, reason, inArchive });
     return inArchive ? 'incomplete' : 'left_out';
   };
-  const putAll = async (blocks: Buffer[]) => {
-    for (const block of blocks) await sink.put(block);
+  /** Puts the blocks in order; a promise only when the stream must be waited for. */
+  const putAll = (blocks: Buffer[], from = 0): Promise<void> | undefined => {
+    for (let i = from; i < blocks.length; i += 1) {
+      const wait = sink.put(blocks[i] as Buffer);
+      if (wait) return wait.then(() => putAll(blocks, i + 1));
+    }
+    return undefined;
   };
+  const scratch = headerScratch();
+  const putHeaders = (entry: Parameters<typeof entryHeaders>[0]) => putAll(entryHeaders(entry, scratch));
   const rootBytes = Buffer.from(`${root.replace(/\/+$/, '')}/`, 'utf8');
   const openFlags = options.followSymlinks ? OPEN_FOLLOWING : OPEN_FLAGS;
   /** The first archived name of each file with several, by "dev:ino". */
@@ -244,9 +315,15 @@ export async function writeTar(
         entry.uid !== undefined
           ? entry
           : ((options.followSymlinks ? statSync : lstatSync)(absolute, { throwIfNoEntry: false }) ?? null);
-      await putAll(
-        entryHeaders({ ...entry, type: '5', uid: owner?.uid ?? 0, gid: owner?.gid ?? 0, size: 0, xattrs }),
-      );
+      const headed = putHeaders({
+        ...entry,
+        type: '5',
+        uid: owner?.uid ?? 0,
+        gid: owner?.gid ?? 0,
+        size: 0,
+        xattrs,
+      });
+      if (headed) await headed;
       return 'archived';
     }
     if (entry.type === 'symlink') {
@@ -254,17 +331,16 @@ export async function writeTar(
       if (target === null) return skip(entry.path, 'vanished since the scan', false);
       const owner =
         entry.uid !== undefined ? entry : (lstatSync(absolute, { throwIfNoEntry: false }) ?? null);
-      await putAll(
-        entryHeaders({
-          ...entry,
-          type: '2',
-          uid: owner?.uid ?? 0,
-          gid: owner?.gid ?? 0,
-          size: 0,
-          linkname: target,
-          xattrs,
-        }),
-      );
+      const headed = putHeaders({
+        ...entry,
+        type: '2',
+        uid: owner?.uid ?? 0,
+        gid: owner?.gid ?? 0,
+        size: 0,
+        linkname: target,
+        xattrs,
+      });
+      if (headed) await headed;
       return 'archived';
     }
     // A second (third, …) name of a file already archived: a hard link entry to the first name,
@@ -272,16 +348,15 @@ export async function writeTar(
     const inode = entry.nlink !== undefined && entry.nlink > 1 ? `${entry.dev}:${entry.ino}` : null;
     const first = inode === null ? undefined : links.get(inode);
     if (first !== undefined) {
-      await putAll(
-        entryHeaders({
-          ...entry,
-          type: '1',
-          uid: entry.uid ?? 0,
-          gid: entry.gid ?? 0,
-          size: 0,
-          linkname: first.path,
-        }),
-      );
+      const headed = putHeaders({
+        ...entry,
+        type: '1',
+        uid: entry.uid ?? 0,
+        gid: entry.gid ?? 0,
+        size: 0,
+        linkname: first.path,
+      });
+      if (headed) await headed;
       if (first.incomplete)
         return skip(entry.path, `a hard link to ${escapeName(first.path)}, archived incomplete`, true);
       return 'archived';
@@ -301,25 +376,25 @@ export async function writeTar(
         !stats.isFile() || (entry.ino !== undefined && (stats.ino !== entry.ino || stats.dev !== entry.dev));
       if (swapped) return skip(entry.path, 'replaced by another file since the scan', false);
       const size = stats.size;
-      await putAll(
-        entryHeaders({
-          path: entry.path,
-          type: '0',
-          mode: stats.mode,
-          uid: stats.uid,
-          gid: stats.gid,
-          size,
-          mtimeMs: stats.mtimeMs,
-          xattrs,
-        }),
-      );
+      const headed = putHeaders({
+        path: entry.path,
+        type: '0',
+        mode: stats.mode,
+        uid: stats.uid,
+        gid: stats.gid,
+        size,
+        mtimeMs: stats.mtimeMs,
+        xattrs,
+      });
+      if (headed) await headed;
       let done = 0;
       let failure: string | null = null;
       while (done < size) {
         options.signal?.throwIfAborted();
         let bytesRead: number;
         try {
-          bytesRead = await sink.readFrom(fd, done, size - done);
+          const read = sink.readFrom(fd, done, size - done);
+          bytesRead = typeof read === 'number' ? read : await read;
         } catch (error) {
           if (!(error instanceof SourceReadError)) throw error;
           failure = `read failed (${error.code}) after ${done} of ${size} bytes; the rest is zeros`;
@@ -339,7 +414,8 @@ export async function writeTar(
           await sink.put(ZEROS.subarray(0, Math.min(left, ZEROS.length)));
         }
       }
-      await sink.put(padding(size));
+      const padded = sink.put(padding(size));
+      if (padded) await padded;
       return outcome;
     } finally {
       closeSync(fd);

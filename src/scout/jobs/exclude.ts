@@ -30,7 +30,10 @@ function patternBytes(pattern: string): ByteString {
   });
 }
 
+const DOT = 0x2e;
+
 function normalize(relPath: ByteString): ByteString {
+  if (relPath.charCodeAt(0) !== DOT && !relPath.endsWith('/')) return relPath;
   return relPath.replace(/^(\.\/)+/, '').replace(/\/+$/, '');
 }
 
@@ -52,9 +55,9 @@ export function createExcluder(patterns: string[], includeHidden: boolean): Excl
     const path = normalize(relPath);
     if (path === '' || path === '.') return null;
     if (path === MARKER && !isDir) return 'marker';
-    if (!includeHidden && path.split('/').some((segment) => segment.startsWith('.'))) return 'hidden';
-    if (!ignore.isPathValid(path)) return null;
-    if (written.size === 0) return null;
+    // Some segment starts with '.': the first, or one after a '/'.
+    if (!includeHidden && (path.charCodeAt(0) === DOT || path.includes('/.'))) return 'hidden';
+    if (written.size === 0 || !ignore.isPathValid(path)) return null;
     tested += 1;
     if (tested % CACHED_PATHS === 0) rules = compile();
     const result = rules.test(isDir ? `${path}/` : path);

@@ -65,6 +65,9 @@ export function jobFingerprint(entries: FingerprintEntry[], options: { mtimes?: 
  */
 const MAX_BRANCHES = 16;
 
+/** Record bytes gathered before they are hashed (FingerprintStream's `#pending`). */
+const PENDING_BYTES = 64 * 1024;
+
 type Item = { record: ByteString } | { folder: number; record: ByteString };
 
 interface Branch {
@@ -88,9 +91,15 @@ export class FingerprintStream {
   readonly #settled = new Map<number, boolean>();
   readonly #queue: Item[] = [];
   #nextFolder = 0;
+  /**
+   * Records for every branch, hashed together once they add up to PENDING_BYTES or before
+   * the branches change: one hash update per record cost more than the walk's lstat.
+   */
+  #pending = '';
 
   /** Marks the place of a folder's record; answers the folder's number for `settle`. */
   folder(path: ByteString): number {
+    this.#hashPending();
     const id = this.#nextFolder++;
     this.#queue.push({ folder: id, record: folderRecord(path) });
     this.#flush();
@@ -99,11 +108,15 @@ export class FingerprintStream {
 
   record(text: ByteString): void {
     if (this.#queue.length > 0) this.#queue.push({ record: text });
-    else for (const branch of this.#branches) branch.hash.update(text, 'latin1');
+    else {
+      this.#pending += text;
+      if (this.#pending.length >= PENDING_BYTES) this.#hashPending();
+    }
   }
 
   /** Whether folder `id` turned out empty (its record counts) or not (or is not in the job). */
   settle(id: number, empty: boolean): void {
+    this.#hashPending();
     if (this.#forked.delete(id)) {
       this.#branches = this.#branches.filter((branch) => branch.empty.delete(id) === empty);
     } else {
@@ -113,11 +126,18 @@ export class FingerprintStream {
   }
 
   digest(): string {
+    this.#hashPending();
     this.#flush();
     const [branch] = this.#branches;
     if (!branch || this.#branches.length !== 1 || this.#queue.length > 0)
       throw new Error('fingerprint digested before every folder was settled');
     return branch.hash.digest('hex');
+  }
+
+  #hashPending(): void {
+    if (this.#pending === '') return;
+    for (const branch of this.#branches) branch.hash.update(this.#pending, 'latin1');
+    this.#pending = '';
   }
 
   #flush(): void {

@@ -47,9 +47,15 @@ export class WalkFingerprints {
 
   /** An entry and what became of it, inside `parent` (null: the job folder itself). */
   entry(path: ByteString, entry: WalkEntry, outcome: EntryOutcome, parent: FolderMark | null): void {
+    // The record with and without the mtime, each made once for every variant that takes it.
+    const records: [ByteString?, ByteString?] = [];
     this.#variants.forEach((variant, i) => {
       if (!variant.counts(outcome)) return;
-      if (entry.type !== 'dir') variant.stream.record(fileRecord(path, entry, variant.mtimes));
+      if (entry.type !== 'dir') {
+        const which = variant.mtimes ? 1 : 0;
+        records[which] ??= fileRecord(path, entry, variant.mtimes);
+        variant.stream.record(records[which]);
+      }
       if (parent && !parent.filled[i]) {
         parent.filled[i] = true;
         variant.stream.settle(parent.ids[i] as number, false);

@@ -222,8 +222,13 @@ export async function* walkJob(
   });
   const stack: Frame[] = [frameOf(root, '', rootNames, rootChain, null)];
 
-  /** What the next name of `frame` is, or null when it is not visited (reported when it should be). */
-  async function resolve(frame: Frame, child: Child): Promise<Visit | null> {
+  /**
+   * What the next name of `frame` is, or null when it is not visited (reported when it should
+   * be). A promise only when a system call beyond the lstat is needed (a symlink, a folder's
+   * realpath when following links, a file the mode bits refuse): the common entry costs no
+   * turn of the event loop.
+   */
+  function resolve(frame: Frame, child: Child): Visit | null | Promise<Visit | null> {
     const { name, stats: own, code } = child;
     const abs = frame.abs === '/' ? `/${name}` : `${frame.abs}/${name}`;
     const rel = frame.rel === '' ? name : `${frame.rel}/${name}`;
@@ -232,49 +237,78 @@ export async function* walkJob(
       if (code && !excluder.excludesBytes(rel, false)) skip(rel, `cannot be examined (${code})`);
       return null;
     }
-    let stats = own;
-    if (own.isSymbolicLink()) {
-      if (!follow) {
-        if (excluder.excludesBytes(rel, false)) return null;
-        const target = await readlink(bytesOf(abs), { encoding: 'buffer' }).catch(ignoreMissing);
-        if (target === null) return null;
-        return { abs, rel, type: 'symlink', stats: own, linkTarget: target };
-      }
-      const followed = await stat(bytesOf(abs)).catch(ignoreMissing);
-      if (!followed) {
-        log.debug({ path: escapeName(bytesOf(rel)) }, 'skipping dangling symlink');
-        return null;
-      }
-      stats = followed;
+    if (own.isSymbolicLink()) return resolveLink(frame, abs, rel, own);
+    return classify(frame, abs, rel, own);
+  }
+
+  /** A symlink: kept as a link, or (following links) what it points to. */
+  async function resolveLink(
+    frame: Frame,
+    abs: ByteString,
+    rel: ByteString,
+    own: Stats,
+  ): Promise<Visit | null> {
+    if (!follow) {
+      if (excluder.excludesBytes(rel, false)) return null;
+      const target = await readlink(bytesOf(abs), { encoding: 'buffer' }).catch(ignoreMissing);
+      if (target === null) return null;
+      return { abs, rel, type: 'symlink', stats: own, linkTarget: target };
     }
+    const followed = await stat(bytesOf(abs)).catch(ignoreMissing);
+    if (!followed) {
+      log.debug({ path: escapeName(bytesOf(rel)) }, 'skipping dangling symlink');
+      return null;
+    }
+    return classify(frame, abs, rel, followed);
+  }
+
+  /** A folder or file by the stats that decide it; anything else is reported and not visited. */
+  function classify(
+    frame: Frame,
+    abs: ByteString,
+    rel: ByteString,
+    stats: Stats,
+  ): Visit | null | Promise<Visit | null> {
     if (stats.isDirectory()) {
       if (excluder.excludesBytes(rel, true)) return null;
-      let chain: Set<ByteString> | null = null;
-      if (frame.chain) {
-        const real = await realpath(bytesOf(abs), BYTES).catch(ignoreMissing);
-        if (real === null) return null;
-        if (frame.chain.has(real)) {
-          log.warn({ path: escapeName(bytesOf(rel)) }, 'skipping symlink that loops back to a parent folder');
-          return null;
-        }
-        chain = new Set(frame.chain).add(real);
-      }
-      return { abs, rel, type: 'dir', stats, chain, mark: fingerprints?.folder(rel) ?? null };
+      if (frame.chain) return chained(frame.chain, abs, rel, stats);
+      return { abs, rel, type: 'dir', stats, chain: null, mark: fingerprints?.folder(rel) ?? null };
     }
     if (stats.isFile()) {
       if (excluder.excludesBytes(rel, false)) return null;
-      if (!who.mayRead(stats)) {
-        const refused = await access(bytesOf(abs), constants.R_OK).then(ignoreMissing, codeOf);
-        if (refused) {
-          if (refused !== 'ENOENT') skip(rel, `cannot be read (${refused})`);
-          return null;
-        }
-      }
+      if (!who.mayRead(stats)) return readable(abs, rel, stats);
       return { abs, rel, type: 'file', stats };
     }
     // Sockets, FIFOs and devices are not data we can archive.
     if (!excluder.excludesBytes(rel, false)) skip(rel, `${specialKind(stats)}, not archived`);
     return null;
+  }
+
+  /** A folder met while following links: not visited when it loops back to a parent. */
+  async function chained(
+    parents: Set<ByteString>,
+    abs: ByteString,
+    rel: ByteString,
+    stats: Stats,
+  ): Promise<Visit | null> {
+    const real = await realpath(bytesOf(abs), BYTES).catch(ignoreMissing);
+    if (real === null) return null;
+    if (parents.has(real)) {
+      log.warn({ path: escapeName(bytesOf(rel)) }, 'skipping symlink that loops back to a parent folder');
+      return null;
+    }
+    const chain = new Set(parents).add(real);
+    return { abs, rel, type: 'dir', stats, chain, mark: fingerprints?.folder(rel) ?? null };
+  }
+
+  /** A file the mode bits refuse this process: ACLs and capabilities may still allow it (access(2)). */
+  async function readable(abs: ByteString, rel: ByteString, stats: Stats): Promise<Visit | null> {
+    const refused = await access(bytesOf(abs), constants.R_OK).then(ignoreMissing, codeOf);
+    if (refused) {
+      if (refused !== 'ENOENT') skip(rel, `cannot be read (${refused})`);
+      return null;
+    }
+    return { abs, rel, type: 'file', stats };
   }
 
   while (stack.length > 0) {
@@ -292,7 +326,8 @@ export async function* walkJob(
       }
       const at = frame.next;
       frame.next += 1;
-      visit = await resolve(frame, frame.ready[at - frame.batchStart] as Child);
+      const resolved = resolve(frame, frame.ready[at - frame.batchStart] as Child);
+      visit = resolved instanceof Promise ? await resolved : resolved;
       if (visit?.type === 'dir') {
         const until = runEnd(frame.names, at);
         if (until > frame.next) {
