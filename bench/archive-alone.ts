@@ -11,7 +11,7 @@
 import { basename } from 'node:path';
 import { writeArchive } from '../src/scout/archive/pipeline.ts';
 import { generateScoutKey } from '../src/scout/archive/x25519.ts';
-import { scanXattrs } from '../src/scout/archive/xattr-scan.ts';
+import { listXattrs } from '../src/scout/archive/xattr-scan.ts';
 import { parseMarker } from '../src/scout/jobs/marker.ts';
 import { walkJob } from '../src/scout/jobs/walk.ts';
 import { WalkFingerprints } from '../src/scout/jobs/walk-fingerprints.ts';
@@ -25,7 +25,7 @@ const result = await writeArchive({
   jobDir,
   entries: walkJob(jobDir, config, { fingerprints }),
   followSymlinks: config.follow_symlinks,
-  xattrs: await scanXattrs(jobDir, { followSymlinks: config.follow_symlinks }),
+  xattrs: listXattrs(jobDir, { followSymlinks: config.follow_symlinks }),
   recipient: generateScoutKey().publicKey,
   outPath,
 });

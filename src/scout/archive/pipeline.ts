@@ -7,7 +7,7 @@ import { BlockFiller } from './block-filler.ts';
 import { BlockPool, type Slot } from './block-pool.ts';
 import { SealWorker } from './seal-worker.ts';
 import { type ArchiveSkip, writeTar } from './tar-writer.ts';
-import type { XattrMap } from './xattr-scan.ts';
+import type { XattrLookup } from './xattr-scan.ts';
 import { frameBound, ZstdWorkers } from './zstd-workers.ts';
 
 /**
@@ -33,8 +33,8 @@ export interface ArchiveOptions {
    */
   entries: Iterable<WalkEntry> | AsyncIterable<WalkEntry>;
   followSymlinks?: boolean;
-  /** Extended attributes and ACLs by path (scanXattrs in xattr-scan.ts); none when absent. */
-  xattrs?: XattrMap;
+  /** Extended attributes and ACLs by path (listXattrs or scanXattrs in xattr-scan.ts); none when absent. */
+  xattrs?: XattrLookup;
   /** An entry left out, or archived incomplete, since the scan (tar-writer.ts); the archive stays valid. */
   onSkip?: (skipped: ArchiveSkip) => void;
   /** The X25519 public key the archive is encrypted to. */

@@ -7,7 +7,7 @@ import { byteString } from '../jobs/byte-order.ts';
 import type { EntryOutcome, SkippedEntry, WalkEntry } from '../jobs/walk.ts';
 import { paxAsciiRecord, paxRecord } from './pax-record.ts';
 import { xattrRecords } from './xattr-records.ts';
-import type { Xattr, XattrMap } from './xattr-scan.ts';
+import type { Xattr, XattrLookup } from './xattr-scan.ts';
 
 const log = logger.child({ mod: 'scout/tar' });
 const BLOCK = 512;
@@ -278,7 +278,7 @@ export async function writeTar(
     signal?: AbortSignal;
     followSymlinks?: boolean;
     /** Extended attributes by path (xattr-scan.ts); none when absent. */
-    xattrs?: XattrMap;
+    xattrs?: XattrLookup;
   } = {},
 ): Promise<void> {
   const skip = (path: Buffer, reason: string, inArchive: boolean): EntryOutcome => {
@@ -303,13 +303,14 @@ export async function writeTar(
   const openFlags = options.followSymlinks ? OPEN_FOLLOWING : OPEN_FLAGS;
   /** The first archived name of each file with several, by "dev:ino". */
   const links = new Map<string, { path: Buffer; incomplete: boolean }>();
-  const xattrMap = options.xattrs?.size ? options.xattrs : null;
+  const lookup = options.xattrs instanceof Map && options.xattrs.size === 0 ? null : (options.xattrs ?? null);
 
   /** Writes one entry; answers what became of it (the walk counts it in its fingerprints). */
   async function writeEntry(entry: WalkEntry): Promise<EntryOutcome> {
     options.signal?.throwIfAborted();
     const absolute = Buffer.concat([rootBytes, entry.path]);
-    const xattrs = xattrMap?.get(byteString(entry.path));
+    const listed = lookup?.get(byteString(entry.path));
+    const xattrs = listed instanceof Promise ? await listed : listed;
     if (entry.type === 'dir') {
       const owner =
         entry.uid !== undefined

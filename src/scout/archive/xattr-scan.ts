@@ -1,10 +1,11 @@
 // Extended attributes (and the POSIX ACLs stored in them) of a job folder's entries. Node has
-// no xattr API and a process per file is out of the question for a million files, so one
-// `getfattr -R` (Debian package `attr`) lists the whole folder while the walk runs, and only
-// the entries that have any are kept in memory.
+// no xattr API and a process per file is out of the question for a million files, so
+// `getfattr -R` (Debian package `attr`) lists the folder, a part at a time ahead of the
+// archive (listXattrs), and only the entries that have any are kept in memory.
 import { spawn } from 'node:child_process';
+import { readdir } from 'node:fs/promises';
 import { logger } from '../../core/log.ts';
-import type { ByteString } from '../jobs/byte-order.ts';
+import { type ByteString, compareBytes } from '../jobs/byte-order.ts';
 
 const log = logger.child({ mod: 'scout/xattrs' });
 
@@ -28,15 +29,21 @@ const LEFT_OUT = new Set(['security.selinux']);
 const unquote = (text: ByteString): ByteString =>
   text.replace(/\\([0-7]{3})/g, (_, octal: string) => String.fromCharCode(Number.parseInt(octal, 8) & 0xff));
 
-/** Reads `getfattr -d -e base64` output line by line into `into`. */
+/** Reads `getfattr -d -e base64` output line by line into `into`; entries left with no attribute are not kept. */
 function parser(into: XattrMap) {
-  let current: Xattr[] | null = null;
+  let current: { path: ByteString; list: Xattr[] } | null = null;
   let rest = '';
+  const finish = () => {
+    if (current && current.list.length === 0) into.delete(current.path);
+    current = null;
+  };
   const line = (text: ByteString) => {
     if (text.startsWith('# file: ')) {
+      finish();
       const path = unquote(text.slice(8));
-      current = path === '.' ? null : [];
-      if (current) into.set(path, current);
+      if (path === '.') return;
+      current = { path, list: [] };
+      into.set(path, current.list);
       return;
     }
     const eq = text.indexOf('=');
@@ -44,7 +51,7 @@ function parser(into: XattrMap) {
     const name = unquote(text.slice(0, eq));
     const raw = text.slice(eq + 1);
     if (LEFT_OUT.has(name) || !raw.startsWith('0s')) return;
-    current.push({ name, value: Buffer.from(raw.slice(2), 'base64') });
+    current.list.push({ name, value: Buffer.from(raw.slice(2), 'base64') });
   };
   return {
     push(chunk: string) {
@@ -54,28 +61,51 @@ function parser(into: XattrMap) {
     },
     end() {
       if (rest) line(rest);
-      for (const [path, list] of into) if (list.length === 0) into.delete(path);
+      finish();
     },
   };
 }
 
+const NOT_IN_SNAPSHOT = 'extended attributes, ACLs and file capabilities are not in this snapshot';
+
+interface ListOptions {
+  followSymlinks?: boolean;
+  signal?: AbortSignal;
+  /** getfattr cannot run at all: told once per listing (and logged). */
+  onWarning?: (message: string) => void;
+}
+
 /**
- * The extended attributes under `jobDir` (not the folder's own), by relative path. An entry
- * getfattr cannot read is missing from the map (the archive then has its data without its
- * attributes); no `getfattr` at all gives an empty map and one warning.
+ * One `getfattr -R` over `names` (relative to `jobDir`, their exact bytes: xargs reads them
+ * from stdin, since argv from Node is UTF-8), its attributes put into `into`. Answers a
+ * warning when getfattr cannot run at all.
  */
-export async function scanXattrs(
+async function listInto(
   jobDir: string,
-  options: { followSymlinks?: boolean; signal?: AbortSignal; onWarning?: (message: string) => void } = {},
-): Promise<XattrMap> {
-  const found: XattrMap = new Map();
-  const parse = parser(found);
-  const args = ['-R', options.followSymlinks ? '-L' : '-h', '-d', '-m', '-', '-e', 'base64', '--', '.'];
-  const child = spawn('getfattr', args, {
+  names: ByteString[],
+  into: XattrMap,
+  options: ListOptions,
+): Promise<string | null> {
+  const parse = parser(into);
+  const args = [
+    '-0',
+    'getfattr',
+    '-R',
+    options.followSymlinks ? '-L' : '-h',
+    '-d',
+    '-m',
+    '-',
+    '-e',
+    'base64',
+    '--',
+  ];
+  const child = spawn('xargs', args, {
     cwd: jobDir,
-    stdio: ['ignore', 'pipe', 'pipe'],
+    stdio: ['pipe', 'pipe', 'pipe'],
     signal: options.signal,
   });
+  child.stdin.on('error', () => {}); // a child that ends early: its outcome says why
+  child.stdin.end(Buffer.from(`${names.join('\0')}\0`, 'latin1'));
   child.stdout.setEncoding('latin1');
   child.stdout.on('data', (chunk: string) => parse.push(chunk));
   let stderr = '';
@@ -88,22 +118,118 @@ export async function scanXattrs(
     child.on('close', (code) => resolve({ code }));
   });
   options.signal?.throwIfAborted();
-  if (outcome.error) {
-    const message =
-      outcome.error.code === 'ENOENT'
-        ? 'getfattr is not installed (Debian package "attr"): extended attributes, ACLs and file capabilities are not in this snapshot'
-        : `getfattr could not run (${outcome.error.code ?? outcome.error.message}): extended attributes, ACLs and file capabilities are not in this snapshot`;
-    log.warn({ job_dir: jobDir }, message);
-    options.onWarning?.(message);
-    return new Map();
-  }
+  // xargs answers 127 when the program is missing (and is itself part of every Debian system).
+  if (outcome.code === 127 || outcome.error?.code === 'ENOENT')
+    return `getfattr is not installed (Debian package "attr"): ${NOT_IN_SNAPSHOT}`;
+  if (outcome.error)
+    return `getfattr could not run (${outcome.error.code ?? outcome.error.message}): ${NOT_IN_SNAPSHOT}`;
   parse.end();
-  // Exit status 1 with output: some entries could not be read (vanished, not permitted); the
-  // others are listed. Their names are in stderr, which is only logged.
+  // Exit status 123 (getfattr's 1) with output: some entries could not be read (vanished, not
+  // permitted); the others are listed. Their names are in stderr, which is only logged.
   if (outcome.code !== 0)
     log.debug(
       { job_dir: jobDir, code: outcome.code, stderr: stderr.slice(0, 500) },
       'getfattr reported problems',
     );
-  return found;
+  return null;
+}
+
+/** Tells a listing's warning once, to the log and to `onWarning`. */
+function warnOnce(jobDir: string, options: ListOptions) {
+  let told = false;
+  return (warning: string | null) => {
+    if (!warning || told) return;
+    told = true;
+    log.warn({ job_dir: jobDir }, warning);
+    options.onWarning?.(warning);
+  };
+}
+
+/**
+ * The extended attributes under `jobDir` (not the folder's own), by relative path, listed in
+ * one run. An entry getfattr cannot read is missing from the map (the archive then has its
+ * data without its attributes); no `getfattr` at all gives an empty map and one warning.
+ */
+export async function scanXattrs(jobDir: string, options: ListOptions = {}): Promise<XattrMap> {
+  const found: XattrMap = new Map();
+  const warning = await listInto(jobDir, ['.'], found, options);
+  warnOnce(jobDir, options)(warning);
+  return warning ? new Map() : found;
+}
+
+/** The attributes of an entry by its relative path; a promise while its part of the tree is listed. */
+export interface XattrLookup {
+  get(path: ByteString): Xattr[] | undefined | Promise<Xattr[] | undefined>;
+}
+
+/** Parts listed ahead of the one an archive asks for. */
+const AHEAD = 2;
+/** Files and links of the job folder itself listed together, at most this many per part. */
+const LOOSE_NAMES = 4096;
+
+/**
+ * The extended attributes under `jobDir`, listed part by part as an archive reaches them
+ * (XattrLookup): each folder of the job folder is one part (`getfattr -R` over it), its files
+ * and links a few more, started in the byte order of their names, AHEAD of the part an archive
+ * asks for. So an archive waits for the part that holds its entry, not for the whole tree
+ * (one `getfattr -R` over a million files took 5-10 s before the first entry could be written).
+ * An entry in no part (created since the listing began) has no attributes, as in a listing
+ * made before it. Same outcome as scanXattrs otherwise, including the warning.
+ */
+export function listXattrs(jobDir: string, options: ListOptions = {}): XattrLookup {
+  const found: XattrMap = new Map();
+  const warn = warnOnce(jobDir, options);
+  interface Part {
+    names: ByteString[];
+    order: number;
+    listed: Promise<void> | null;
+    done: boolean;
+  }
+  const parts: Part[] = [];
+  const byName = new Map<ByteString, Part>();
+  const start = (part: Part | undefined) => {
+    if (!part || part.listed) return;
+    part.listed = listInto(jobDir, part.names, found, options).then(
+      (warning) => {
+        warn(warning);
+        part.done = true;
+      },
+      () => {
+        part.done = true; // stopped (the signal): nothing more to list
+      },
+    );
+  };
+  const divided = readdir(jobDir, { encoding: 'latin1', withFileTypes: true }).then(
+    (entries) => {
+      let loose: Part | null = null;
+      const sorted = entries.sort((a, b) => compareBytes(a.name, b.name));
+      for (const entry of sorted) {
+        let part: Part | null = loose;
+        if (entry.isDirectory() || !part || part.names.length >= LOOSE_NAMES) {
+          part = { names: [], order: parts.length, listed: null, done: false };
+          parts.push(part);
+        }
+        loose = entry.isDirectory() ? null : part;
+        part.names.push(entry.name);
+        byName.set(entry.name, part);
+      }
+      for (let i = 0; i < AHEAD; i += 1) start(parts[i]);
+    },
+    () => {}, // the walk reports a job folder it cannot read
+  );
+  const lookup = (path: ByteString): Xattr[] | undefined | Promise<Xattr[] | undefined> => {
+    const slash = path.indexOf('/');
+    const part = byName.get(slash < 0 ? path : path.slice(0, slash));
+    if (!part) return undefined;
+    if (part.done) return found.get(path);
+    for (let i = part.order; i <= part.order + AHEAD; i += 1) start(parts[i]);
+    return (part.listed as Promise<void>).then(() => found.get(path));
+  };
+  let ready = false;
+  void divided.then(() => {
+    ready = true;
+  });
+  return {
+    get: (path) => (ready ? lookup(path) : divided.then(() => lookup(path))),
+  };
 }

@@ -1,4 +1,4 @@
-import { scanXattrs, type XattrMap } from '../archive/xattr-scan.ts';
+import { listXattrs, type XattrLookup } from '../archive/xattr-scan.ts';
 import type { DiscoveredJob } from '../jobs/discovery.ts';
 import { walkJob } from '../jobs/walk.ts';
 import { WalkFingerprints } from '../jobs/walk-fingerprints.ts';
@@ -30,15 +30,16 @@ const WALKED_BY_ARCHIVE: Seen = { fingerprint: null, detected: null, total: null
 /** A scan under way (startScan): its walk's result, the extended attributes, and a way to stop both. */
 export interface Scan {
   seen: Promise<Seen>;
-  xattrs: () => Promise<XattrMap>;
+  /** The extended attributes, listed a part at a time ahead of the archive that asks (xattr-scan.ts). */
+  xattrs: XattrLookup;
   done: () => void;
 }
 
 /**
  * Starts walking the job for its fingerprint (what a streamed upload announces), its
  * change-detection fingerprint and its size, holding no list of its entries; its extended
- * attributes are listed meanwhile by another process (only an archive needs them: `xattrs()`
- * waits for them). Nothing is awaited here: the archive may start beside the walk (stage.ts).
+ * attributes are listed meanwhile by other processes, a part of the tree at a time ahead of
+ * the archive that asks for them (only an archive needs them: `xattrs`). Nothing is awaited here: the archive may start beside the walk (stage.ts).
  * `done()` stops whatever still runs of both. With `wanted` (the archive is made whatever the
  * walk finds), a job of many small files is left to the archive's walk (SMALL_FILES).
  */
@@ -47,10 +48,9 @@ export function startScan(job: DiscoveredJob, signal: AbortSignal, options: { wa
   const stop = new AbortController();
   const config = job.config;
   const both = AbortSignal.any([signal, stop.signal]);
-  const listing = config
-    ? scanXattrs(job.absolute_path, { followSymlinks: config.follow_symlinks, signal: both })
-    : Promise.resolve(new Map() as XattrMap);
-  listing.catch(() => {}); // awaited by xattrs(), or abandoned by done()
+  const listing: XattrLookup = config
+    ? listXattrs(job.absolute_path, { followSymlinks: config.follow_symlinks, signal: both })
+    : new Map();
   const seen = (async (): Promise<Seen> => {
     if (!config) return { fingerprint: '', detected: '', total: 0 };
     // What change detection compares: with `change_detection: mtimes`, modification times count.
@@ -68,5 +68,5 @@ export function startScan(job: DiscoveredJob, signal: AbortSignal, options: { wa
     return { fingerprint: plain, detected: withTimes ?? plain, total };
   })();
   seen.catch(() => stop.abort()); // awaited by the cycle; a failed walk stops the listing too
-  return { seen, xattrs: () => listing, done: () => stop.abort() };
+  return { seen, xattrs: listing, done: () => stop.abort() };
 }

@@ -209,7 +209,7 @@ export async function stageArchive(
         fingerprints,
       }),
       followSymlinks: config.follow_symlinks,
-      xattrs: await scan.xattrs(),
+      xattrs: scan.xattrs,
       recipient: key.publicKey,
       outPath: file,
       signal,
