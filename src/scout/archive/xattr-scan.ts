@@ -184,6 +184,8 @@ export function listXattrs(jobDir: string, options: ListOptions = {}): XattrLook
     order: number;
     listed: Promise<void> | null;
     done: boolean;
+    /** An archive asked for an entry of it: the parts after it are started. */
+    asked: boolean;
   }
   const parts: Part[] = [];
   const byName = new Map<ByteString, Part>();
@@ -206,7 +208,7 @@ export function listXattrs(jobDir: string, options: ListOptions = {}): XattrLook
       for (const entry of sorted) {
         let part: Part | null = loose;
         if (entry.isDirectory() || !part || part.names.length >= LOOSE_NAMES) {
-          part = { names: [], order: parts.length, listed: null, done: false };
+          part = { names: [], order: parts.length, listed: null, done: false, asked: false };
           parts.push(part);
         }
         loose = entry.isDirectory() ? null : part;
@@ -221,8 +223,11 @@ export function listXattrs(jobDir: string, options: ListOptions = {}): XattrLook
     const slash = path.indexOf('/');
     const part = byName.get(slash < 0 ? path : path.slice(0, slash));
     if (!part) return undefined;
+    if (!part.asked) {
+      part.asked = true;
+      for (let i = part.order; i <= part.order + AHEAD; i += 1) start(parts[i]);
+    }
     if (part.done) return found.get(path);
-    for (let i = part.order; i <= part.order + AHEAD; i += 1) start(parts[i]);
     return (part.listed as Promise<void>).then(() => found.get(path));
   };
   let ready = false;
