@@ -136,7 +136,9 @@ const SYNC_LISTING_BYTES = 64 * 1024;
 async function listFolder(abs: ByteString, size: number): Promise<ByteString[] | string | null> {
   try {
     const path = bytesOf(abs);
-    return sortByteStrings(size <= SYNC_LISTING_BYTES ? readdirSync(path, BYTES) : await readdir(path, BYTES));
+    return sortByteStrings(
+      size <= SYNC_LISTING_BYTES ? readdirSync(path, BYTES) : await readdir(path, BYTES),
+    );
   } catch (error) {
     const code = codeOf(error);
     return code === 'ENOENT' || code === 'ENOTDIR' ? null : code;
