@@ -174,13 +174,17 @@ const LOOSE_NAMES = 4096;
  * asks for. So an archive waits for the part that holds its entry, not for the whole tree
  * (one `getfattr -R` over a million files took 5-10 s before the first entry could be written).
  * An entry in no part (created since the listing began) has no attributes, as in a listing
- * made before it. Same outcome as scanXattrs otherwise, including the warning.
+ * made before it. Same outcome as scanXattrs otherwise, including the warning. What it holds:
+ * the attributes found, a name per part, and the names of the parts not yet started.
  */
 export function listXattrs(jobDir: string, options: ListOptions = {}): XattrLookup {
   const found: XattrMap = new Map();
   const warn = warnOnce(jobDir, options);
   interface Part {
-    names: ByteString[];
+    /** The part's first name: parts are found by it (binary search, names in byte order). */
+    first: ByteString;
+    /** Its names until it is started (then the listing holds them no longer). */
+    names: ByteString[] | null;
     order: number;
     listed: Promise<void> | null;
     done: boolean;
@@ -188,10 +192,9 @@ export function listXattrs(jobDir: string, options: ListOptions = {}): XattrLook
     asked: boolean;
   }
   const parts: Part[] = [];
-  const byName = new Map<ByteString, Part>();
   const start = (part: Part | undefined) => {
     if (!part || part.listed) return;
-    part.listed = listInto(jobDir, part.names, found, options).then(
+    part.listed = listInto(jobDir, part.names ?? [], found, options).then(
       (warning) => {
         warn(warning);
         part.done = true;
@@ -200,6 +203,7 @@ export function listXattrs(jobDir: string, options: ListOptions = {}): XattrLook
         part.done = true; // stopped (the signal): nothing more to list
       },
     );
+    part.names = null;
   };
   const divided = readdir(jobDir, { encoding: 'latin1', withFileTypes: true }).then(
     (entries) => {
@@ -207,21 +211,38 @@ export function listXattrs(jobDir: string, options: ListOptions = {}): XattrLook
       const sorted = entries.sort((a, b) => compareBytes(a.name, b.name));
       for (const entry of sorted) {
         let part: Part | null = loose;
-        if (entry.isDirectory() || !part || part.names.length >= LOOSE_NAMES) {
-          part = { names: [], order: parts.length, listed: null, done: false, asked: false };
+        if (entry.isDirectory() || !part?.names || part.names.length >= LOOSE_NAMES) {
+          part = {
+            first: entry.name,
+            names: [],
+            order: parts.length,
+            listed: null,
+            done: false,
+            asked: false,
+          };
           parts.push(part);
         }
         loose = entry.isDirectory() ? null : part;
-        part.names.push(entry.name);
-        byName.set(entry.name, part);
+        part.names?.push(entry.name);
       }
       for (let i = 0; i < AHEAD; i += 1) start(parts[i]);
     },
     () => {}, // the walk reports a job folder it cannot read
   );
+  /** The part whose names would hold `name`: the last one that starts at or before it. */
+  const partOf = (name: ByteString): Part | undefined => {
+    let low = 0;
+    let high = parts.length;
+    while (low < high) {
+      const middle = (low + high) >>> 1;
+      if (compareBytes((parts[middle] as Part).first, name) <= 0) low = middle + 1;
+      else high = middle;
+    }
+    return parts[low - 1];
+  };
   const lookup = (path: ByteString): Xattr[] | undefined | Promise<Xattr[] | undefined> => {
     const slash = path.indexOf('/');
-    const part = byName.get(slash < 0 ? path : path.slice(0, slash));
+    const part = partOf(slash < 0 ? path : path.slice(0, slash));
     if (!part) return undefined;
     if (!part.asked) {
       part.asked = true;
