@@ -40,8 +40,8 @@ const TYPEFLAG = { '0': 0x30, '1': 0x31, '2': 0x32, '5': 0x35, x: 0x78 } as cons
 
 /**
  * A ustar header written over `block` (512 bytes, reused for every entry: no allocation and no
- * string per field, which cost more than the file's own system calls for small files). `name`
- * is its first 100 bytes, or the pax header's "PaxHeaders/<last>" when `paxOf` is given.
+ * string per field, which cost more than the file's own system calls for small files); of
+ * `name` and `linkname` the first 100 bytes, of `prefix` 155.
  */
 function putHeader(
   block: Buffer,

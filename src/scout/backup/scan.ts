@@ -39,7 +39,8 @@ export interface Scan {
  * Starts walking the job for its fingerprint (what a streamed upload announces), its
  * change-detection fingerprint and its size, holding no list of its entries; its extended
  * attributes are listed meanwhile by other processes, a part of the tree at a time ahead of
- * the archive that asks for them (only an archive needs them: `xattrs`). Nothing is awaited here: the archive may start beside the walk (stage.ts).
+ * the archive that asks for them (only an archive needs them: `xattrs`). Nothing is awaited
+ * here: the archive may start beside the walk (stage.ts).
  * `done()` stops whatever still runs of both. With `wanted` (the archive is made whatever the
  * walk finds), a job of many small files is left to the archive's walk (SMALL_FILES).
  */
