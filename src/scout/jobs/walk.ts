@@ -6,7 +6,7 @@
 //
 // Names are bytes: folders are read as byte strings (src/scout/jobs/byte-order.ts) and every
 // system call gets the path's exact bytes, so a name that is not UTF-8 is walked like any other.
-import { constants, lstatSync, readdirSync, type Stats } from 'node:fs';
+import { constants, lstatSync, type Stats } from 'node:fs';
 import { access, readdir, readlink, realpath, stat } from 'node:fs/promises';
 import { wrapError } from '../../core/errors.ts';
 import { logger } from '../../core/log.ts';
@@ -123,22 +123,10 @@ function statBatch(dir: ByteString, names: ByteString[]): Child[] {
   });
 }
 
-/**
- * Folders up to this size (the folder's own st_size: on ext4 a 4 KiB block per ~100-200 names)
- * are listed synchronously, like the lstats: a thread-pool round trip per folder left the walk
- * waiting on its event loop for ~20 % of a million-file archive (10,000 folders) while the
- * other core compressed. A bigger folder is listed on the thread pool, so one of a million
- * names does not hold the event loop.
- */
-const SYNC_LISTING_BYTES = 64 * 1024;
-
 /** Sorted names of a folder; null when it vanished; an error code when it cannot be read. */
-async function listFolder(abs: ByteString, size: number): Promise<ByteString[] | string | null> {
+async function listFolder(abs: ByteString): Promise<ByteString[] | string | null> {
   try {
-    const path = bytesOf(abs);
-    return sortByteStrings(
-      size <= SYNC_LISTING_BYTES ? readdirSync(path, BYTES) : await readdir(path, BYTES),
-    );
+    return sortByteStrings(await readdir(bytesOf(abs), BYTES));
   } catch (error) {
     const code = codeOf(error);
     return code === 'ENOENT' || code === 'ENOTDIR' ? null : code;
@@ -355,7 +343,7 @@ export async function* walkJob(
     if (!visit) continue;
     const { rel } = visit;
     if (visit.type === 'dir') {
-      const listed = await listFolder(visit.abs, visit.stats.size);
+      const listed = await listFolder(visit.abs);
       if (listed === null) {
         if (visit.mark) fingerprints?.drop(visit.mark);
         continue;
