@@ -64,6 +64,14 @@ describe('extended attributes listed part by part', {
     assert.deepEqual(await listing.get('f/late.txt'), [{ name: 'user.late', value: Buffer.from('4') }]);
   });
 
+  test('a listing stopped by its signal answers without attributes, not with an error', async () => {
+    const stop = new AbortController();
+    const listing = listXattrs(dir, { signal: stop.signal });
+    stop.abort(new Error('cancelled'));
+    assert.equal(await listing.get('b'), undefined);
+    assert.equal(await listing.get('loose-4999'), undefined);
+  });
+
   test('no getfattr: no attributes and one warning, not a failure', async () => {
     const warnings: string[] = [];
     const saved = process.env.PATH;
