@@ -131,7 +131,10 @@ describe('the Debian packages', { skip }, () => {
 
   test('lintian finds no errors in either package', { timeout: 600_000 }, async () => {
     const debs = Object.values(PACKAGES).map((p) => p.deb);
-    const { stdout, stderr } = await run('lintian', ['--fail-on', 'error', '--jobs', '2', ...debs], {
+    // binaries/spelling reads every string of the ~100 MiB executable (17 of lintian's 32 s per
+    // package here) and can only say spelling-error-in-binary, an info tag: it cannot fail this.
+    const args = ['--fail-on', 'error', '--jobs', '2', '--dont-check-part', 'binaries/spelling', ...debs];
+    const { stdout, stderr } = await run('lintian', args, {
       encoding: 'utf8',
       maxBuffer: 16 * 1024 * 1024,
     }).catch((error: { stdout: string; stderr: string }) => {
