@@ -39,6 +39,13 @@ export interface StageDeps {
 export interface Staging {
   staged: StagedArchive;
   upload: StreamedUpload | null;
+  /**
+   * Hands the streamed upload's progress to the operation, whose phase turns `uploading` now:
+   * answers the bytes sent so far (a small archive may be sent whole already), and each later
+   * report of the upload follows as `bytes_done`. Until then the phase is `archiving`, whose
+   * bytes are the archive's, so the upload reports nothing (0 without a streamed upload).
+   */
+  reportUpload: () => number;
 }
 
 /**
@@ -177,7 +184,9 @@ export async function stageArchive(
   const streamKey = `${deps.instanceId}-${config.job_name}-s${randomBytes(8).toString('hex')}-${now}`;
   const verdict = scanVerdict(scan, wanted, ctx);
   const { decided, unwanted } = verdict;
-  let archiveDone = false;
+  /** The upload's progress is the operation's (`reportUpload`), and its bytes sent so far. */
+  let reporting = false;
+  let sent = 0;
   /** The archive's fingerprints (every entry, without the incomplete, with mtimes), once its walk is done. */
   let digests: string[] | null = null;
   const digestsOnce = () => {
@@ -191,9 +200,10 @@ export async function stageArchive(
         announced: { timestamp, idempotency_key: streamKey, key_fingerprint: key.fingerprint },
         file,
         ctx,
-        // Until the archive is done its own progress is shown; then the upload's.
+        // Until the phase is `uploading` (reportUpload) the archive's own progress is shown.
         onProgress: (done) => {
-          if (archiveDone) ctx.progress({ bytes_done: done });
+          sent = done;
+          if (reporting) ctx.progress({ bytes_done: done });
         },
       })
     : null;
@@ -276,7 +286,11 @@ export async function stageArchive(
     );
   }
   await deps.states.update(job.relative_path, config.job_name, { staged });
-  archiveDone = true;
   if (!completed) upload?.complete({ size: result.size, sha256: result.sha256 });
-  return { staged, upload: streamed ? upload : null };
+  const reportUpload = () => {
+    if (!streamed) return 0;
+    reporting = true;
+    return sent;
+  };
+  return { staged, upload: streamed ? upload : null, reportUpload };
 }
