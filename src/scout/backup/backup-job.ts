@@ -95,7 +95,7 @@ async function backupPass(
       advertisedUrl: deps.advertisedUrl,
     };
     let streaming: StreamedUpload | null = null;
-    let sentWhileArchiving = () => 0;
+    let reportUpload = () => 0;
     if (!staged) {
       // A staged archive goes up as it is; otherwise the job is walked. The archive starts
       // beside that walk when it is likely wanted: it surely is (a first backup, force-send, a
@@ -115,7 +115,7 @@ async function backupPass(
         if (!made) return await unchanged();
         staged = made.staged;
         streaming = made.upload;
-        sentWhileArchiving = made.reportUpload;
+        reportUpload = made.reportUpload;
       } finally {
         scan.done();
       }
@@ -135,7 +135,7 @@ async function backupPass(
       await refuse(blocked.message, blocked.attention, blocked.code);
       return { reached: null, uploadedWaiting: false };
     }
-    ctx.progress({ phase: 'uploading', bytes_done: sentWhileArchiving(), bytes_total: staged.size });
+    ctx.progress({ phase: 'uploading', bytes_done: reportUpload(), bytes_total: staged.size });
     try {
       const stored = streaming
         ? await streaming.result()
