@@ -23,7 +23,8 @@ if (!config) throw new Error(error);
 const fingerprints = new WalkFingerprints([{}, { counts: (outcome) => outcome === 'archived' }]);
 const result = await writeArchive({
   jobDir,
-  entries: walkJob(jobDir, config, { fingerprints }),
+  // Walked as a backup's archive walks (src/scout/backup/stage.ts).
+  entries: walkJob(jobDir, config, { fingerprints, filesExaminedByOpener: true }),
   followSymlinks: config.follow_symlinks,
   xattrs: listXattrs(jobDir, { followSymlinks: config.follow_symlinks }),
   recipient: generateScoutKey().publicKey,

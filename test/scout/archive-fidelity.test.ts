@@ -21,6 +21,7 @@ import { scanXattrs } from '../../src/scout/archive/xattr-scan.ts';
 import { readSnapshot } from '../../src/scout/drill/read-snapshot.ts';
 import type { JobConfig } from '../../src/scout/jobs/marker.ts';
 import { jobFingerprint, type SkippedEntry, type WalkEntry, walkJob } from '../../src/scout/jobs/walk.ts';
+import { WalkFingerprints } from '../../src/scout/jobs/walk-fingerprints.ts';
 import { escapeName } from '../../src/shared/byte-names.ts';
 import { byteTree } from '../helpers/byte-tree.ts';
 import { IN_CI, skipUnlessPrograms } from '../helpers/programs.ts';
@@ -39,11 +40,11 @@ const at = (root: string, ...parts: Array<string | number[]>) =>
     ...parts.map((part) => (typeof part === 'string' ? Buffer.from(part) : Buffer.from(part))),
   ]);
 
-async function walk(dir: string, config: Partial<JobConfig> = {}) {
+async function walk(dir: string, config: Partial<JobConfig> = {}, filesExaminedByOpener = false) {
   const entries: WalkEntry[] = [];
   const skipped: SkippedEntry[] = [];
-  for await (const entry of walkJob(dir, { ...CONFIG, ...config }, { onSkip: (s) => skipped.push(s) }))
-    entries.push(entry);
+  const options = { onSkip: (s: SkippedEntry) => skipped.push(s), filesExaminedByOpener };
+  for await (const entry of walkJob(dir, { ...CONFIG, ...config }, options)) entries.push(entry);
   return { entries, skipped };
 }
 
@@ -345,5 +346,89 @@ describe('what cannot be archived is left out and reported', {
         ['locked', 'folder cannot be read (EACCES); kept empty'],
       ],
     });
+  });
+});
+
+describe('a walk that leaves files to the archive to examine (filesExaminedByOpener, as a backup walks)', {
+  skip: skipUnlessPrograms(['age', 'zstd', 'tar']),
+}, () => {
+  /** Fingerprints as change detection compares them: plain and with mtimes. */
+  const variants = () => new WalkFingerprints([{}, { mtimes: true }]);
+
+  test('the same tar stream, byte for byte, and the same fingerprints as a walk that examines every file', async () => {
+    const dir = oddNames(join(work, 'opener'));
+    mkdirSync(join(dir, 'sub', 'empty'), { recursive: true });
+    writeFileSync(join(dir, 'a-first.txt'), 'shared content\n', { mode: 0o640 });
+    linkSync(join(dir, 'a-first.txt'), join(dir, 'sub', 'second.txt'));
+    linkSync(join(dir, 'a-first.txt'), join(dir, 'z-third'));
+    writeFileSync(join(dir, 'sub', 'run.sh'), '#!/bin/sh\n', { mode: 0o755 });
+    writeFileSync(join(dir, 'skip.tmp'), 'excluded');
+    execFileSync('touch', ['-d', '2024-02-29 12:34:56.123456789', join(dir, 'sub', 'run.sh')]);
+    execFileSync('mkfifo', [join(dir, 'fifo')]);
+    const config = { ...CONFIG, exclude: ['*.tmp'] };
+    const archived = async (name: string, filesExaminedByOpener: boolean) => {
+      const fingerprints = variants();
+      const file = join(work, `${name}.tar.zst.age`);
+      const result = await writeArchive({
+        jobDir: dir,
+        entries: walkJob(dir, config, { fingerprints, filesExaminedByOpener }),
+        recipient: key.publicKey,
+        outPath: file,
+      });
+      assert.deepEqual(result.skipped, []);
+      return { tar: readBack(file).tar, digests: fingerprints.digests(), file };
+    };
+    const examined = await archived('opener-lstat', false);
+    const opened = await archived('opener-fstat', true);
+    assert.ok(opened.tar.equals(examined.tar), 'the same tar stream');
+    assert.deepEqual(opened.digests, examined.digests);
+    // What a scan (no archive) finds: change detection sees the job unchanged.
+    const scanned = variants();
+    for await (const _ of walkJob(dir, config, { fingerprints: scanned })) void _;
+    assert.deepEqual(opened.digests, scanned.digests());
+    const verbose = execFileSync('tar', ['-tv'], { input: opened.tar }).toString();
+    assert.match(verbose, /^hrw.* sub\/second\.txt link to a-first\.txt$/m);
+    assert.match(verbose, /^hrw.* z-third link to a-first\.txt$/m);
+    const expected = byteTree(dir);
+    delete expected.fifo;
+    delete expected['skip.tmp'];
+    assert.deepEqual(byteTree(extract(opened.file, 'opener-out')), expected);
+  });
+
+  test('a file swapped after the listing: a symlink or FIFO is left out (never read through), a vanished one too', async () => {
+    const dir = join(work, 'opener-swap');
+    mkdirSync(dir);
+    const secret = join(work, 'opener-root-only.txt');
+    writeFileSync(secret, 'ROOT-ONLY-SECRET', { mode: 0o600 });
+    for (const name of ['a-link.txt', 'b-kept.txt', 'c-fifo.txt', 'd-gone.txt'])
+      writeFileSync(join(dir, name), name);
+    const { entries, skipped } = await walk(dir, {}, true);
+    assert.deepEqual(skipped, []);
+    assert.ok(
+      entries.every((entry) => entry.ino === undefined),
+      'files left unexamined by the walk',
+    );
+    rmSync(join(dir, 'a-link.txt'));
+    symlinkSync(secret, join(dir, 'a-link.txt'));
+    rmSync(join(dir, 'c-fifo.txt'));
+    execFileSync('mkfifo', [join(dir, 'c-fifo.txt')]);
+    rmSync(join(dir, 'd-gone.txt'));
+    const file = join(work, 'opener-swap.tar.zst.age');
+    const result = await writeArchive({ jobDir: dir, entries, recipient: key.publicKey, outPath: file });
+    assert.deepEqual(
+      result.skipped.map((s) => [s.path.toString(), s.reason, s.inArchive]),
+      [
+        ['a-link.txt', 'replaced by a symlink since the scan', false],
+        ['c-fifo.txt', 'replaced by another file since the scan', false],
+        ['d-gone.txt', 'vanished since the scan', false],
+      ],
+    );
+    const { names, tar } = readBack(file);
+    assert.deepEqual(names, ['b-kept.txt']);
+    assert.ok(!tar.includes('ROOT-ONLY-SECRET'));
+    // The kept file's stats are the archive's fstat, filled into the entry the walk counts.
+    const kept = entries.find((entry) => entry.path.toString() === 'b-kept.txt');
+    assert.equal(kept?.size, 'b-kept.txt'.length);
+    assert.ok(kept?.ino !== undefined && kept.mtimeMs > 0);
   });
 });

@@ -4,7 +4,7 @@ import { readlink } from 'node:fs/promises';
 import { logger } from '../../core/log.ts';
 import { escapeName } from '../../shared/byte-names.ts';
 import { byteString } from '../jobs/byte-order.ts';
-import type { EntryOutcome, SkippedEntry, WalkEntry } from '../jobs/walk.ts';
+import { type EntryOutcome, fillStats, type SkippedEntry, type WalkEntry } from '../jobs/walk.ts';
 import { paxAsciiRecord, paxRecord } from './pax-record.ts';
 import { xattrRecords } from './xattr-records.ts';
 import type { Xattr, XattrLookup } from './xattr-scan.ts';
@@ -260,7 +260,9 @@ function openFailure(code: string | undefined): string {
  * flat whatever the file sizes. Size, mode and mtime come from the open file itself, and that
  * file must be the one the scan saw (same device and inode, opened without following a
  * symlink: a file swapped for a link to another one between the scan and the read is left
- * out, not read through the link). A file that grows while read is cut at its size when
+ * out, not read through the link); a file the walk left unexamined (its
+ * `filesExaminedByOpener`) must be a regular file opened that way, and its fstat is what the
+ * walk's fingerprints count. A file that grows while read is cut at its size when
  * opened. A file that vanished or cannot be opened is left out; one that cannot be read to
  * its end (it shrank, or a read failed) keeps its header, since the stream cannot take it
  * back, and the rest of its data is zeros, so the archive stays valid. Both are reported
@@ -305,6 +307,34 @@ export async function writeTar(
   const links = new Map<string, { path: Buffer; incomplete: boolean }>();
   const lookup = options.xattrs instanceof Map && options.xattrs.size === 0 ? null : (options.xattrs ?? null);
 
+  /** The key of a file with several names ("dev:ino"); null for a file with one. */
+  const linkKey = (entry: WalkEntry) =>
+    entry.nlink !== undefined && entry.nlink > 1 ? `${entry.dev}:${entry.ino}` : null;
+
+  /**
+   * A second (third, …) name of a file already archived: a hard link entry to the first name,
+   * as tar writes it, told from the device, inode and link count (the walk's, or the opener's).
+   * Undefined for any other file.
+   */
+  function linkEntry(entry: WalkEntry): Promise<EntryOutcome> | undefined {
+    const inode = linkKey(entry);
+    const first = inode === null ? undefined : links.get(inode);
+    if (first === undefined) return undefined;
+    const outcome = (): EntryOutcome =>
+      first.incomplete
+        ? skip(entry.path, `a hard link to ${escapeName(first.path)}, archived incomplete`, true)
+        : 'archived';
+    const headed = putHeaders({
+      ...entry,
+      type: '1',
+      uid: entry.uid ?? 0,
+      gid: entry.gid ?? 0,
+      size: 0,
+      linkname: first.path,
+    });
+    return headed ? headed.then(outcome) : Promise.resolve(outcome());
+  }
+
   /** Writes one entry; answers what became of it (the walk counts it in its fingerprints). */
   async function writeEntry(entry: WalkEntry): Promise<EntryOutcome> {
     options.signal?.throwIfAborted();
@@ -344,23 +374,11 @@ export async function writeTar(
       if (headed) await headed;
       return 'archived';
     }
-    // A second (third, …) name of a file already archived: a hard link entry to the first name,
-    // as tar writes it, told from the scan's device, inode and link count (no system call).
-    const inode = entry.nlink !== undefined && entry.nlink > 1 ? `${entry.dev}:${entry.ino}` : null;
-    const first = inode === null ? undefined : links.get(inode);
-    if (first !== undefined) {
-      const headed = putHeaders({
-        ...entry,
-        type: '1',
-        uid: entry.uid ?? 0,
-        gid: entry.gid ?? 0,
-        size: 0,
-        linkname: first.path,
-      });
-      if (headed) await headed;
-      if (first.incomplete)
-        return skip(entry.path, `a hard link to ${escapeName(first.path)}, archived incomplete`, true);
-      return 'archived';
+    // A file the walk examined: a second name of one archived is told before opening it.
+    const examined = entry.ino !== undefined;
+    if (examined) {
+      const linked = linkEntry(entry);
+      if (linked) return linked;
     }
     // Synchronous file calls: each is a short syscall, and their async forms cost a thread-pool
     // round trip apiece — for thousands of small files that latency dominated the archive time.
@@ -373,9 +391,15 @@ export async function writeTar(
     }
     try {
       const stats = fstatSync(fd);
-      const swapped =
-        !stats.isFile() || (entry.ino !== undefined && (stats.ino !== entry.ino || stats.dev !== entry.dev));
+      const swapped = !stats.isFile() || (examined && (stats.ino !== entry.ino || stats.dev !== entry.dev));
       if (swapped) return skip(entry.path, 'replaced by another file since the scan', false);
+      if (!examined) {
+        // Left to this opener by the walk (filesExaminedByOpener): what it counts is this fstat.
+        fillStats(entry, stats);
+        const linked = linkEntry(entry);
+        if (linked) return linked;
+      }
+      const inode = linkKey(entry);
       const size = stats.size;
       const headed = putHeaders({
         path: entry.path,

@@ -217,6 +217,7 @@ export async function stageArchive(
         signal,
         onSkip: (entry) => walkSkipped.push(entry),
         fingerprints,
+        filesExaminedByOpener: true,
       }),
       followSymlinks: config.follow_symlinks,
       xattrs: scan.xattrs,

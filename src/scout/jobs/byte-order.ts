@@ -36,3 +36,7 @@ export const bytesOf = (value: ByteString): Buffer => Buffer.from(value, 'latin1
 
 /** Sorts byte strings in place in byte order and returns the array. */
 export const sortByteStrings = (values: ByteString[]): ByteString[] => values.sort(compareCodeUnits);
+
+/** Sorts items in place by a byte string of each (in byte order) and returns the array. */
+export const sortByByteString = <T>(values: T[], key: (value: T) => ByteString): T[] =>
+  values.sort((a, b) => compareCodeUnits(key(a), key(b)));

@@ -11,7 +11,7 @@ import { access, readdir, readlink, realpath, stat } from 'node:fs/promises';
 import { wrapError } from '../../core/errors.ts';
 import { logger } from '../../core/log.ts';
 import { escapeName } from '../../shared/byte-names.ts';
-import { type ByteString, bytesOf, sortByteStrings, utf8ByteString } from './byte-order.ts';
+import { type ByteString, bytesOf, sortByByteString, sortByteStrings, utf8ByteString } from './byte-order.ts';
 import { createExcluder } from './exclude.ts';
 import type { JobConfig } from './marker.ts';
 import { createPacer } from './pace.ts';
@@ -36,7 +36,11 @@ export interface WalkEntry {
   mtimeMs: number;
   /** A symlink's target, its exact bytes. */
   linkTarget?: Buffer;
-  /** What the walk saw (lstat, or stat of a followed link): the archive checks the file it opens against them. */
+  /**
+   * What the walk saw (lstat, or stat of a followed link): the archive checks the file it opens
+   * against them. None (and size, mode and mtime 0) for a file the walk left to its opener to
+   * examine (`filesExaminedByOpener`), until the opener fills them in (`fillStats`).
+   */
   dev?: number;
   ino?: number;
   nlink?: number;
@@ -63,11 +67,21 @@ export interface WalkOptions {
   onSkip?: (skipped: SkippedEntry) => void;
   /** Fingerprints to compute on the way (walk-fingerprints.ts); read them when the walk is done. */
   fingerprints?: WalkFingerprints;
+  /**
+   * Regular files (as their folder's listing tells) are not examined by the walk: the consumer
+   * opens each one and fills in its stats (`fillStats`) before it answers the entry's outcome,
+   * so the fingerprints count what it saw. The archive does (tar-writer.ts): its fstat of the
+   * open file replaces the walk's lstat, one system call less per file. Exclusions go by name
+   * and are applied as always; a file the consumer cannot open is its to leave out.
+   */
+  filesExaminedByOpener?: boolean;
 }
 
 interface Child {
   name: ByteString;
   stats: Stats | null;
+  /** A regular file by its folder's listing, left unexamined (`filesExaminedByOpener`). */
+  file?: true;
   /** Why lstat failed, when it did for another reason than the entry vanishing. */
   code?: string;
 }
@@ -77,7 +91,8 @@ interface Visit {
   abs: ByteString;
   rel: ByteString;
   type: WalkEntry['type'];
-  stats: Stats;
+  /** None for a file left to its opener to examine. */
+  stats: Stats | null;
   linkTarget?: Buffer;
   /** A folder's realpath chain (when following symlinks) and its place in the fingerprints. */
   chain?: Set<ByteString> | null;
@@ -88,6 +103,8 @@ interface Frame {
   abs: ByteString;
   rel: ByteString;
   names: ByteString[];
+  /** 1 where names[i] is a regular file by the listing, when files are left to their opener. */
+  files: Uint8Array | null;
   /** The next name to visit. */
   next: number;
   /** lstat results of names[batchStart …]. */
@@ -112,8 +129,9 @@ const codeOf = (error: unknown) => (error as NodeJS.ErrnoException).code ?? 'EIO
  * walk still gives the event loop a turn every 20 ms (pace.ts), and the archive opens and
  * reads files synchronously for the same reason (src/scout/archive/tar-writer.ts).
  */
-function statBatch(dir: ByteString, names: ByteString[]): Child[] {
-  return names.map((name): Child => {
+function statBatch(dir: ByteString, names: ByteString[], files?: Uint8Array | null, from = 0): Child[] {
+  return names.map((name, i): Child => {
+    if (files?.[from + i] === 1) return { name, stats: null, file: true };
     try {
       return { name, stats: lstatSync(bytesOf(`${dir}/${name}`)) };
     } catch (error) {
@@ -123,29 +141,67 @@ function statBatch(dir: ByteString, names: ByteString[]): Child[] {
   });
 }
 
-/** Sorted names of a folder; null when it vanished; an error code when it cannot be read. */
-async function listFolder(abs: ByteString): Promise<ByteString[] | string | null> {
+/** A folder's names, sorted, and (when asked) which of them are regular files. */
+interface Listing {
+  names: ByteString[];
+  files: Uint8Array | null;
+}
+
+/** A listing's names with the type of each (d_type; unknown ones lstat'ed by Node), sorted. */
+async function listTyped(abs: ByteString): Promise<Listing> {
+  const entries = await readdir(bytesOf(abs), { ...BYTES, withFileTypes: true });
+  sortByByteString(entries, (entry) => entry.name);
+  const files = new Uint8Array(entries.length);
+  const names = entries.map((entry, i) => {
+    if (entry.isFile()) files[i] = 1;
+    return entry.name;
+  });
+  return { names, files };
+}
+
+/**
+ * A folder's listing (with `typed`, which names are regular files); null when it vanished; an
+ * error code when it cannot be read.
+ */
+async function listFolder(abs: ByteString, typed: boolean): Promise<Listing | string | null> {
   try {
-    return sortByteStrings(await readdir(bytesOf(abs), BYTES));
+    if (typed) return await listTyped(abs);
+    return { names: sortByteStrings(await readdir(bytesOf(abs), BYTES)), files: null };
   } catch (error) {
     const code = codeOf(error);
     return code === 'ENOENT' || code === 'ENOTDIR' ? null : code;
   }
 }
 
-function entryOf(path: ByteString, type: WalkEntry['type'], stats: Stats): WalkEntry {
-  return {
+/** Fills in what an entry's stats tell: the walk's own, or its opener's (`filesExaminedByOpener`). */
+export function fillStats(entry: WalkEntry, stats: Stats): WalkEntry {
+  entry.size = entry.type === 'file' ? stats.size : 0;
+  entry.mode = stats.mode & 0o7777;
+  entry.mtimeMs = stats.mtimeMs;
+  entry.dev = stats.dev;
+  entry.ino = stats.ino;
+  entry.nlink = stats.nlink;
+  entry.uid = stats.uid;
+  entry.gid = stats.gid;
+  return entry;
+}
+
+/** An entry with its stats; a file's without any is left to its opener to examine. */
+function entryOf(path: ByteString, type: WalkEntry['type'], stats: Stats | null): WalkEntry {
+  // Every field set from the start: one object shape whether the stats come now or later.
+  const entry: WalkEntry = {
     path: bytesOf(path),
     type,
-    size: type === 'file' ? stats.size : 0,
-    mode: stats.mode & 0o7777,
-    mtimeMs: stats.mtimeMs,
-    dev: stats.dev,
-    ino: stats.ino,
-    nlink: stats.nlink,
-    uid: stats.uid,
-    gid: stats.gid,
+    size: 0,
+    mode: 0,
+    mtimeMs: 0,
+    dev: undefined,
+    ino: undefined,
+    nlink: undefined,
+    uid: undefined,
+    gid: undefined,
   };
+  return stats ? fillStats(entry, stats) : entry;
 }
 
 /** Who this process is, for telling from a file's mode whether it may read it (no system call). */
@@ -186,6 +242,7 @@ export async function* walkJob(
   options: WalkOptions = {},
 ): AsyncGenerator<WalkEntry, void, EntryOutcome | undefined> {
   const { signal, fingerprints } = options;
+  const typed = options.filesExaminedByOpener === true;
   const excluder = createExcluder(config.exclude, config.include_hidden);
   const follow = config.follow_symlinks;
   const pacer = createPacer(signal);
@@ -196,9 +253,11 @@ export async function* walkJob(
     options.onSkip?.({ path, reason });
   };
   const root = utf8ByteString(jobDir.replace(/\/+$/, '') || '/');
-  let rootNames: ByteString[];
+  let rootListing: Listing;
   try {
-    rootNames = sortByteStrings(await readdir(bytesOf(root), BYTES));
+    rootListing = typed
+      ? await listTyped(root)
+      : { names: sortByteStrings(await readdir(bytesOf(root), BYTES)), files: null };
   } catch (error) {
     throw wrapError(`unable to read job folder ${jobDir}`, error);
   }
@@ -206,13 +265,14 @@ export async function* walkJob(
   const frameOf = (
     abs: ByteString,
     rel: ByteString,
-    names: ByteString[],
+    { names, files }: Listing,
     chain: Set<ByteString> | null,
     mark: FolderMark | null,
   ): Frame => ({
     abs,
     rel,
     names,
+    files,
     next: 0,
     ready: [],
     batchStart: 0,
@@ -220,7 +280,7 @@ export async function* walkJob(
     chain,
     mark,
   });
-  const stack: Frame[] = [frameOf(root, '', rootNames, rootChain, null)];
+  const stack: Frame[] = [frameOf(root, '', rootListing, rootChain, null)];
 
   /**
    * What the next name of `frame` is, or null when it is not visited (reported when it should
@@ -232,6 +292,8 @@ export async function* walkJob(
     const { name, stats: own, code } = child;
     const abs = frame.abs === '/' ? `/${name}` : `${frame.abs}/${name}`;
     const rel = frame.rel === '' ? name : `${frame.rel}/${name}`;
+    if (child.file)
+      return excluder.excludesBytes(rel, false) ? null : { abs, rel, type: 'file', stats: null };
     if (!own) {
       // Vanished since the listing: nothing to report. Any other failure is.
       if (code && !excluder.excludesBytes(rel, false)) skip(rel, `cannot be examined (${code})`);
@@ -322,7 +384,12 @@ export async function* walkJob(
     } else if (frame.next < frame.names.length) {
       if (frame.next >= frame.batchStart + frame.ready.length) {
         frame.batchStart = frame.next;
-        frame.ready = statBatch(frame.abs, frame.names.slice(frame.next, frame.next + STAT_BATCH));
+        frame.ready = statBatch(
+          frame.abs,
+          frame.names.slice(frame.next, frame.next + STAT_BATCH),
+          frame.files,
+          frame.next,
+        );
       }
       const at = frame.next;
       frame.next += 1;
@@ -343,7 +410,7 @@ export async function* walkJob(
     if (!visit) continue;
     const { rel } = visit;
     if (visit.type === 'dir') {
-      const listed = await listFolder(visit.abs);
+      const listed = await listFolder(visit.abs, typed);
       if (listed === null) {
         if (visit.mark) fingerprints?.drop(visit.mark);
         continue;
