@@ -210,6 +210,16 @@ describe('extended attributes and ACLs', {
   });
 });
 
+/** Archives `entries` of `dir`: what was left out (path, reason, in the archive) and the tar read back. */
+async function archiveOf(dir: string, entries: WalkEntry[], name: string) {
+  const file = join(work, `${name}.tar.zst.age`);
+  const result = await writeArchive({ jobDir: dir, entries, recipient: key.publicKey, outPath: file });
+  return {
+    skipped: result.skipped.map((s) => [s.path.toString(), s.reason, s.inArchive]),
+    ...readBack(file),
+  };
+}
+
 /** The tar listing of an archive (`tar -t`), and whether its bytes contain `needle`. */
 function readBack(file: string): { names: string[]; tar: Buffer } {
   const tar = execFileSync('sh', ['-c', 'age -d -i "$0" "$1" | zstd -d -q', keyFile, file], {
@@ -263,17 +273,12 @@ describe('what cannot be archived is left out and reported', {
     execFileSync('mv', [join(dir, 'x-new.txt'), join(dir, 'b-replaced.txt')]);
     rmSync(join(dir, 'd-fifo.txt'));
     execFileSync('mkfifo', [join(dir, 'd-fifo.txt')]);
-    const file = join(work, 'swap.tar.zst.age');
-    const result = await writeArchive({ jobDir: dir, entries, recipient: key.publicKey, outPath: file });
-    assert.deepEqual(
-      result.skipped.map((s) => [s.path.toString(), s.reason, s.inArchive]),
-      [
-        ['a-harmless.txt', 'replaced by a symlink since the scan', false],
-        ['b-replaced.txt', 'replaced by another file since the scan', false],
-        ['d-fifo.txt', 'replaced by another file since the scan', false],
-      ],
-    );
-    const { names, tar } = readBack(file);
+    const { skipped, names, tar } = await archiveOf(dir, entries, 'swap');
+    assert.deepEqual(skipped, [
+      ['a-harmless.txt', 'replaced by a symlink since the scan', false],
+      ['b-replaced.txt', 'replaced by another file since the scan', false],
+      ['d-fifo.txt', 'replaced by another file since the scan', false],
+    ]);
     assert.deepEqual(names, ['c-other.txt']);
     assert.ok(!tar.includes('ROOT-ONLY-SECRET') && !tar.includes('SWAPPED-IN-BYTES'));
   });
@@ -413,17 +418,12 @@ describe('a walk that leaves files to the archive to examine (filesExaminedByOpe
     rmSync(join(dir, 'c-fifo.txt'));
     execFileSync('mkfifo', [join(dir, 'c-fifo.txt')]);
     rmSync(join(dir, 'd-gone.txt'));
-    const file = join(work, 'opener-swap.tar.zst.age');
-    const result = await writeArchive({ jobDir: dir, entries, recipient: key.publicKey, outPath: file });
-    assert.deepEqual(
-      result.skipped.map((s) => [s.path.toString(), s.reason, s.inArchive]),
-      [
-        ['a-link.txt', 'replaced by a symlink since the scan', false],
-        ['c-fifo.txt', 'replaced by another file since the scan', false],
-        ['d-gone.txt', 'vanished since the scan', false],
-      ],
-    );
-    const { names, tar } = readBack(file);
+    const { skipped: left, names, tar } = await archiveOf(dir, entries, 'opener-swap');
+    assert.deepEqual(left, [
+      ['a-link.txt', 'replaced by a symlink since the scan', false],
+      ['c-fifo.txt', 'replaced by another file since the scan', false],
+      ['d-gone.txt', 'vanished since the scan', false],
+    ]);
     assert.deepEqual(names, ['b-kept.txt']);
     assert.ok(!tar.includes('ROOT-ONLY-SECRET'));
     // The kept file's stats are the archive's fstat, filled into the entry the walk counts.
