@@ -162,8 +162,10 @@ interface Listing {
   kinds: Uint8Array | null;
 }
 
-/** A listing's names with the type of each (d_type; unknown ones lstat'ed by Node), sorted. */
-async function listTyped(abs: ByteString): Promise<Listing> {
+/** A folder's listing; throws when it cannot be read. */
+async function listNames(abs: ByteString, typed: boolean): Promise<Listing> {
+  if (!typed) return { names: sortByteStrings(await readdir(bytesOf(abs), BYTES)), kinds: null };
+  // With the type of each name (d_type; unknown ones lstat'ed by Node).
   const entries = await readdir(bytesOf(abs), { ...BYTES, withFileTypes: true });
   sortByByteString(entries, (entry) => entry.name);
   const kinds = new Uint8Array(entries.length);
@@ -180,8 +182,7 @@ async function listTyped(abs: ByteString): Promise<Listing> {
  */
 async function listFolder(abs: ByteString, typed: boolean): Promise<Listing | string | null> {
   try {
-    if (typed) return await listTyped(abs);
-    return { names: sortByteStrings(await readdir(bytesOf(abs), BYTES)), kinds: null };
+    return await listNames(abs, typed);
   } catch (error) {
     const code = codeOf(error);
     return code === 'ENOENT' || code === 'ENOTDIR' ? null : code;
@@ -270,9 +271,7 @@ export async function* walkJob(
   const root = utf8ByteString(jobDir.replace(/\/+$/, '') || '/');
   let rootListing: Listing;
   try {
-    rootListing = typed
-      ? await listTyped(root)
-      : { names: sortByteStrings(await readdir(bytesOf(root), BYTES)), kinds: null };
+    rootListing = await listNames(root, typed);
   } catch (error) {
     throw wrapError(`unable to read job folder ${jobDir}`, error);
   }
