@@ -210,6 +210,34 @@ describe('extended attributes and ACLs', {
   });
 });
 
+const asRoot = process.getuid?.() === 0 || IN_CI ? false : 'runs a child process as nobody: needs root';
+
+/** A folder with a file and a folder that only root may read, beside an open file; `work` opened to all. */
+function unreadableTree(name: string): string {
+  const dir = join(work, name);
+  mkdirSync(dir, { mode: 0o755 });
+  writeFileSync(join(dir, 'open.txt'), 'open', { mode: 0o644 });
+  writeFileSync(join(dir, 'closed.txt'), 'closed', { mode: 0o600 });
+  mkdirSync(join(dir, 'locked'), { mode: 0o700 });
+  writeFileSync(join(dir, 'locked', 'inside.txt'), 'inside');
+  execFileSync('chmod', ['755', work]);
+  return dir;
+}
+
+/** The URL of a module under src/scout, for a script run in a child process. */
+const moduleUrl = (path: string) => JSON.stringify(new URL(`../../src/scout/${path}`, import.meta.url).href);
+
+/** Runs an ES module script as nobody; answers the JSON it writes. */
+function asNobody(script: string): unknown {
+  return JSON.parse(
+    execFileSync(process.execPath, ['--input-type=module', '-e', script], {
+      uid: 65534,
+      gid: 65534,
+      env: { LOG_LEVEL: 'silent' },
+    }).toString(),
+  );
+}
+
 /** Archives `entries` of `dir`: what was left out (path, reason, in the archive) and the tar read back. */
 async function archiveOf(dir: string, entries: WalkEntry[], name: string) {
   const file = join(work, `${name}.tar.zst.age`);
@@ -319,31 +347,17 @@ describe('what cannot be archived is left out and reported', {
     assert.deepEqual(Object.keys(byteTree(dest)), ['big.bin', 'small.txt']);
   });
 
-  const asRoot = process.getuid?.() === 0 || IN_CI ? false : 'runs a child process as nobody: needs root';
   test('a walk as a user who may not read a file leaves it (and a folder it cannot list) out, and says so', {
     skip: asRoot,
   }, async () => {
-    const dir = join(work, 'as-nobody');
-    mkdirSync(dir, { mode: 0o755 });
-    writeFileSync(join(dir, 'open.txt'), 'open', { mode: 0o644 });
-    writeFileSync(join(dir, 'closed.txt'), 'closed', { mode: 0o600 });
-    mkdirSync(join(dir, 'locked'), { mode: 0o700 });
-    writeFileSync(join(dir, 'locked', 'inside.txt'), 'inside');
-    execFileSync('chmod', ['755', work]);
-    const script = `
-      const { walkJob } = await import(${JSON.stringify(new URL('../../src/scout/jobs/walk.ts', import.meta.url).href)});
+    const dir = unreadableTree('as-nobody');
+    const seen = asNobody(`
+      const { walkJob } = await import(${moduleUrl('jobs/walk.ts')});
       const out = { entries: [], skipped: [] };
       const config = { job_name: 'j', include_hidden: true, follow_symlinks: false, exclude: [] };
       for await (const e of walkJob(${JSON.stringify(dir)}, config, { onSkip: (s) => out.skipped.push([s.path.toString(), s.reason]) }))
         out.entries.push(e.path.toString());
-      process.stdout.write(JSON.stringify(out));`;
-    const seen = JSON.parse(
-      execFileSync(process.execPath, ['--input-type=module', '-e', script], {
-        uid: 65534,
-        gid: 65534,
-        env: { LOG_LEVEL: 'silent' },
-      }).toString(),
-    );
+      process.stdout.write(JSON.stringify(out));`);
     assert.deepEqual(seen, {
       entries: ['locked', 'open.txt'],
       skipped: [
@@ -398,6 +412,43 @@ describe('a walk that leaves files to the archive to examine (filesExaminedByOpe
     delete expected.fifo;
     delete expected['skip.tmp'];
     assert.deepEqual(byteTree(extract(opened.file, 'opener-out')), expected);
+  });
+
+  test('as a user who may not read a file or list a folder: the archive leaves the file out, the folder is kept empty, the fingerprints are those of a walk that examines', {
+    skip: asRoot,
+  }, async () => {
+    const dir = unreadableTree('as-nobody-opener');
+    const seen = asNobody(`
+      const { walkJob } = await import(${moduleUrl('jobs/walk.ts')});
+      const { WalkFingerprints } = await import(${moduleUrl('jobs/walk-fingerprints.ts')});
+      const { writeArchive } = await import(${moduleUrl('archive/pipeline.ts')});
+      const { generateScoutKey } = await import(${moduleUrl('archive/x25519.ts')});
+      const { mkdtempSync, rmSync } = await import('node:fs');
+      const { tmpdir } = await import('node:os');
+      const config = { job_name: 'j', include_hidden: true, follow_symlinks: false, exclude: [] };
+      const variants = () => new WalkFingerprints([{}, { mtimes: true }]);
+      const examined = variants();
+      for await (const e of walkJob(${JSON.stringify(dir)}, config, { fingerprints: examined })) void e;
+      const opened = variants();
+      const walkSkipped = [];
+      const out = mkdtempSync(tmpdir() + '/nobody-');
+      const result = await writeArchive({
+        jobDir: ${JSON.stringify(dir)},
+        entries: walkJob(${JSON.stringify(dir)}, config, { fingerprints: opened, filesExaminedByOpener: true, onSkip: (s) => walkSkipped.push([s.path.toString(), s.reason]) }),
+        recipient: generateScoutKey().publicKey,
+        outPath: out + '/a.tar.zst.age',
+      });
+      rmSync(out, { recursive: true, force: true });
+      process.stdout.write(JSON.stringify({
+        walkSkipped,
+        archiveSkipped: result.skipped.map((s) => [s.path.toString(), s.reason, s.inArchive]),
+        same: JSON.stringify(opened.digests()) === JSON.stringify(examined.digests()),
+      }));`);
+    assert.deepEqual(seen, {
+      walkSkipped: [['locked', 'folder cannot be read (EACCES); kept empty']],
+      archiveSkipped: [['closed.txt', 'cannot be opened (EACCES)', false]],
+      same: true,
+    });
   });
 
   test('a file swapped after the listing: a symlink or FIFO is left out (never read through), a vanished one too', async () => {
