@@ -33,6 +33,12 @@ const FOLDER = 2;
  * main thread waited 2.5 s in all for 3,245 of them, ~0.8 ms each, while a core was idle).
  */
 const LIST_AHEAD = 2;
+/**
+ * A listing started ahead is used only if its folder last changed this long before the listing
+ * began (by the folder's mtime when the walk gets there): a file created in it since is then
+ * seen, as a listing made on arrival sees it. The margin covers the file system's coarse clock.
+ */
+const UNCHANGED_BEFORE_MS = 50;
 
 export interface WalkEntry {
   /** Relative to the job folder, '/'-separated: the exact bytes of the path. */
@@ -297,8 +303,8 @@ export async function* walkJob(
     mark,
   });
   const stack: Frame[] = [frameOf(root, '', rootListing, rootChain, null)];
-  /** Listings started ahead (typed walks), by folder; each is taken once, when the walk gets there. */
-  const listedAhead = new Map<ByteString, Promise<Listing | string | null>>();
+  /** Listings started ahead (typed walks), by folder, and when; each is taken once, when the walk gets there. */
+  const listedAhead = new Map<ByteString, { listing: Promise<Listing | string | null>; at: number }>();
 
   /**
    * Starts listing the folders of `frame` (by its typed listing) ahead of the walk, in order,
@@ -315,19 +321,24 @@ export async function* walkJob(
       const name = names[at] as ByteString;
       if (excluder.excludesBytes(relOf(frame, name), true)) continue;
       const abs = absOf(frame, name);
-      listedAhead.set(abs, listFolder(abs, true));
+      listedAhead.set(abs, { at: Date.now(), listing: listFolder(abs, true) });
       frame.listed += 1;
     }
   }
 
-  /** The listing of a folder of `parent`: the one started ahead, or a new one. */
+  /**
+   * The listing of a folder of `parent`: the one started ahead when the folder has not changed
+   * since (its mtime now, one lstat), or a new one.
+   */
   function listingOf(abs: ByteString, parent: Frame): Promise<Listing | string | null> {
     const ahead = listedAhead.get(abs);
     if (!ahead) return listFolder(abs, typed);
     listedAhead.delete(abs);
     parent.listed -= 1;
     listAhead(parent);
-    return ahead;
+    const now = lstatSync(bytesOf(abs), { throwIfNoEntry: false });
+    const unchanged = now?.isDirectory() && now.mtimeMs < ahead.at - UNCHANGED_BEFORE_MS;
+    return unchanged ? ahead.listing : listFolder(abs, typed);
   }
   listAhead(stack[0] as Frame);
 
