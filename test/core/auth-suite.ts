@@ -205,6 +205,7 @@ export function authSuite(label: string, start: StartServer, cookieName: string)
     test('until the first admin changes the password, only the session routes work', async () => {
       const users = await admin.get('/api/users');
       assertError(users, 403, /password/i);
+      assert.equal(users.body.code, 'password_change_required');
       assertError(
         await admin.post('/api/users', { username: 'x1', password: 'long-enough-pw' }),
         403,

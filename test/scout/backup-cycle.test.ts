@@ -401,13 +401,13 @@ describe('the backup cycle against a Station client that answers like the protoc
     assert.equal(circuit.view().consecutive_failures, 0, 'the Station was reached');
   });
 
-  test('the Station paused: code paused; the next cycle uploads the same staged archive', async () => {
+  test('the Station paused: code uploads_paused; the next cycle uploads the same staged archive', async () => {
     const staged = await stagedFile();
-    station.faults.initiate.push(() => refusal(503, 'paused', 'uploads are paused on this Station'));
+    station.faults.initiate.push(() => refusal(503, 'uploads_paused', 'uploads are paused on this Station'));
     await backup.cycle('run_now', ctx());
     let s = await state();
     assert.equal(s.last_status, 'failed');
-    assert.equal(s.last_error_code, 'paused');
+    assert.equal(s.last_error_code, 'uploads_paused');
     assert.match(String(s.last_error), /stays staged/);
     assert.equal(await stagedFile(), staged, 'the same archive waits');
     await backup.cycle('run_now', ctx());

@@ -155,7 +155,7 @@ describe('error codes', () => {
   });
 
   test('an AppError takes its code from the factory, from detail.status, or from its status', () => {
-    assert.equal(unavailable('paused', 'paused').code, 'paused');
+    assert.equal(unavailable('paused', 'uploads_paused').code, 'uploads_paused');
     assert.equal(conflict({ status: 'offset_mismatch', next_offset: 4 }).code, 'offset_mismatch');
     assert.equal(conflict({ status: 'something else' }).code, 'conflict');
     assert.equal(new AppError(507, 'full').code, 'insufficient_storage');
@@ -165,6 +165,8 @@ describe('error codes', () => {
   test('errorCodeOf reads only known codes from an answer body', () => {
     assert.equal(errorCodeOf({ detail: 'x', code: 'not_bound' }), 'not_bound');
     assert.equal(errorCodeOf({ detail: 'x', code: 'made_up' }), null);
+    // An earlier release's name for a code is read as today's.
+    assert.equal(errorCodeOf({ detail: 'x', code: 'paused' }), 'uploads_paused');
     assert.equal(errorCodeOf('text'), null);
     assert.equal(errorCodeOf(null), null);
   });

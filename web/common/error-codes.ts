@@ -20,7 +20,7 @@ const BADGES: Partial<Record<ErrorCode, CodeBadge>> = {
   not_configured: { text: 'no Station configured', tone: 'warn' },
   payload_too_large: { text: 'archive too large', tone: 'bad' },
   insufficient_storage: { text: 'Station disk full', tone: 'bad' },
-  paused: { text: 'uploads paused', tone: 'warn' },
+  uploads_paused: { text: 'uploads paused', tone: 'warn' },
   unavailable: { text: 'Station unavailable', tone: 'warn' },
   rate_limited: { text: 'rate limited', tone: 'warn' },
   station_error: { text: 'Station failed', tone: 'bad' },

@@ -31,7 +31,7 @@ export async function stationFor(
     return blocked({
       message: 'uploads are paused on this Scout; resume them to upload the staged archive',
       attention: false,
-      code: 'paused',
+      code: 'uploads_paused',
     });
   }
   if (!settings.station_url || !settings.scout_credential) {

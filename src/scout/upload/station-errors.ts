@@ -12,7 +12,7 @@ const ADVICE: Partial<Record<ErrorCode, string>> = {
   binding_conflict: 'a normal Station token serves one Scout instance: mint one for this instance',
   payload_too_large: 'raise MAX_UPLOAD_BYTES on the Station or exclude files',
   insufficient_storage: 'free space on the Station',
-  paused: 'resume uploads on the Station',
+  uploads_paused: 'resume uploads on the Station',
   unavailable: 'try again later',
   rate_limited: 'try again later',
   station_error: 'the Station log has the cause',

@@ -8,6 +8,8 @@ export const ERROR_CODES = {
   bad_request: 'the request is malformed or a field breaks its rule; detail names the field',
   unauthorized: 'sign-in, an automation token or a Station token is missing or not valid',
   forbidden: 'signed in, but this account or token may not do this',
+  password_change_required:
+    'this account must change its password first (POST /api/session/change-password); nothing else is open to it',
   not_found: 'no such route, record or snapshot',
   conflict: 'the request contradicts the current state; detail says which',
   payload_too_large: 'the body or the declared archive is larger than the server accepts',
@@ -30,7 +32,7 @@ export const ERROR_CODES = {
   size_mismatch:
     'streamed upload: finalize named another archive_size_bytes than was received; see detail.next_offset',
   already_stored: 'the upload was already finalized and stored; nothing more to send',
-  paused: 'uploads are paused (on the Station, or on this Scout); the archive stays staged',
+  uploads_paused: 'uploads are paused (on the Station, or on this Scout); the archive stays staged',
 
   // Station tokens.
   token_rejected: 'the Station refused the Station token (invalid, expired or revoked); mint a new one',
@@ -101,8 +103,14 @@ export function defaultErrorCode(status: number): ErrorCode {
   }
 }
 
+/** Codes an earlier release answered under another name, by that name. */
+const EARLIER_NAMES: Readonly<Record<string, ErrorCode>> = { paused: 'uploads_paused' };
+
 /** The `code` of an error answer's body, or null when it carries none (an older server). */
 export function errorCodeOf(body: unknown): ErrorCode | null {
   const code = (body as { code?: unknown } | null)?.code;
-  return isErrorCode(code) ? code : null;
+  if (isErrorCode(code)) return code;
+  return typeof code === 'string' && Object.hasOwn(EARLIER_NAMES, code)
+    ? (EARLIER_NAMES[code] ?? null)
+    : null;
 }

@@ -48,7 +48,7 @@ function differingField(existing: SessionRow, body: InitiateBody, declared: Decl
 async function checkAcceptable(deps: UploadDeps, body: InitiateBody, declared: Declared): Promise<void> {
   checkNotAhead(body.timestamp, deps.clock.now());
   if (await deps.acceptance.paused())
-    throw unavailable('uploads are paused on this Station; try again later', 'paused');
+    throw unavailable('uploads are paused on this Station; try again later', 'uploads_paused');
   if (declared && declared.size > deps.maxUploadBytes) {
     throw payloadTooLarge(
       `archive_size_bytes ${declared.size} exceeds this Station's limit of ${deps.maxUploadBytes} bytes`,

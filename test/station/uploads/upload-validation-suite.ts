@@ -171,22 +171,20 @@ export function uploadValidationSuite(label: string, start: StartStation): void 
         );
       });
 
-      test('paused uploads are 503; resume accepts them again', async () => {
+      test('paused uploads are 503 uploads_paused; resume accepts them again', async () => {
         const { credential } = await mint(ctx.admin, {});
         const scout = unique('pause');
         const inst = instanceId();
         const data = randomBytes(40_000);
         try {
           assertOk(await ctx.admin.post('/api/admin/uploads/pause'));
-          assertError(
-            await initiate(
-              ctx.station.url,
-              credential,
-              meta(data, { scout_id: scout, scout_instance_id: inst }),
-            ),
-            503,
-            /pause/i,
+          const refused = await initiate(
+            ctx.station.url,
+            credential,
+            meta(data, { scout_id: scout, scout_instance_id: inst }),
           );
+          assertError(refused, 503, /pause/i);
+          assert.equal(refused.body.code, 'uploads_paused');
         } finally {
           assertOk(await ctx.admin.post('/api/admin/uploads/resume'));
         }
