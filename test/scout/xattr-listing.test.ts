@@ -2,8 +2,8 @@
 // src/scout/archive/xattr-scan.ts): the same attributes as one `getfattr -R` over the whole
 // folder, a part listed only once an archive nears it, names as exact bytes.
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { execFileSync, spawnSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
@@ -62,6 +62,36 @@ describe('extended attributes listed part by part', {
     assert.equal(await listing.get('a/deep'), undefined); // parts a, b (and c) are listed by now
     tag(dir, 'f/late.txt', 'late', '4'); // f is 6 parts on: not listed yet
     assert.deepEqual(await listing.get('f/late.txt'), [{ name: 'user.late', value: Buffer.from('4') }]);
+  });
+
+  test('one helper process lists every part, one after the other', async () => {
+    const helpers = () =>
+      readFileSync(`/proc/self/task/${process.pid}/children`, 'utf8')
+        .split(' ')
+        .filter((pid) => pid && readFileSync(`/proc/${pid}/comm`, 'utf8').trim() === 'bash');
+    const before = helpers().length;
+    const listing = listXattrs(dir);
+    assert.deepEqual(await listing.get('a/deep/er/x.txt'), [{ name: 'user.x', value: Buffer.from('deep') }]);
+    assert.deepEqual(await listing.get('b'), [{ name: 'user.folder', value: Buffer.from('3') }]);
+    assert.deepEqual(await listing.get(`${odd}/n\xe9`), [{ name: 'user.y', value: Buffer.from('odd') }]);
+    assert.equal(await listing.get('e/nothing-here'), undefined);
+    // Parts a to f are listed and the loose names are not all asked yet: the helper waits.
+    assert.equal(helpers().length - before, 1);
+  });
+
+  test('a listing left unfinished does not keep the process running', () => {
+    const script = `
+      const { listXattrs } = await import(${JSON.stringify(new URL('../../src/scout/archive/xattr-scan.ts', import.meta.url).href)});
+      const listing = listXattrs(${JSON.stringify(dir)});
+      console.log(JSON.stringify(await listing.get('b')));
+    `;
+    const run = spawnSync(process.execPath, ['--input-type=module', '-e', script], {
+      encoding: 'utf8',
+      timeout: 60_000,
+    });
+    assert.equal(run.signal, null, 'ended by itself, not by the timeout');
+    assert.equal(run.status, 0, run.stderr);
+    assert.match(run.stdout, /user\.folder/);
   });
 
   test('a listing stopped by its signal answers without attributes, not with an error', async () => {
