@@ -52,7 +52,10 @@ export function requireAccess(rule: AccessRule): MiddlewareHandler<AppEnv> {
         throw forbidden(`this automation token lacks the "${rule.scope}" scope`);
       }
     } else if (auth.user.mustChangePassword && !rule.duringPasswordChange) {
-      throw forbidden('password change required: POST /api/session/change-password first', 'password_change_required');
+      throw forbidden(
+        'password change required: POST /api/session/change-password first',
+        'password_change_required',
+      );
     }
     if (rule.level === 'admin' && !auth.user.isAdmin) throw forbidden('admin access required');
     await next();
