@@ -79,6 +79,22 @@ describe('extended attributes listed part by part', {
     assert.equal(helpers().length - before, 1);
   });
 
+  test('a helper killed half-way: the parts after it answer without attributes and one warning, not a hang', async () => {
+    const warnings: string[] = [];
+    const listing = listXattrs(dir, { onWarning: (message) => warnings.push(message) });
+    assert.deepEqual(await listing.get('a/deep/er/x.txt'), [{ name: 'user.x', value: Buffer.from('deep') }]);
+    const mine = readFileSync(`/proc/self/task/${process.pid}/children`, 'utf8').split(' ').filter(Boolean);
+    // The newest child is this listing's helper.
+    process.kill(Number(mine.at(-1)), 'SIGKILL');
+    assert.equal(await listing.get('f/late.txt'), undefined);
+    assert.equal(await listing.get('loose-4999'), undefined);
+    assert.equal(warnings.length, 1, warnings.join('\n'));
+    assert.match(
+      warnings[0] as string,
+      /listing stopped \(exit by a signal\) before the whole job was listed/,
+    );
+  });
+
   test('a listing left unfinished does not keep the process running', () => {
     const script = `
       const { listXattrs } = await import(${JSON.stringify(new URL('../../src/scout/archive/xattr-scan.ts', import.meta.url).href)});

@@ -120,11 +120,14 @@ function createLister(jobDir: string, into: XattrMap, options: ListOptions) {
   let child: ChildProcessByStdio<Writable, Readable, Readable> | null = null;
   let ended: { status: number | null; error?: NodeJS.ErrnoException } | null = null;
   let stderr = '';
+  /** What a part not listed because the helper ended is told: it was there to list it. */
+  const endedWarning = () =>
+    (ended && warningOf(ended.status, ended.error)) ??
+    `the attribute listing stopped (exit ${ended?.status ?? 'by a signal'}) before the whole job was listed: some entries' extended attributes, ACLs and file capabilities are not in this snapshot`;
   const settleAll = () => {
-    const warning = ended ? warningOf(ended.status, ended.error) : null;
     for (const part of waiting.splice(0)) {
       if (options.signal?.aborted) part.reject(options.signal.reason);
-      else part.resolve(warning ?? `getfattr stopped (${ended?.status ?? 'signal'}): ${NOT_IN_SNAPSHOT}`);
+      else part.resolve(endedWarning());
     }
   };
   const parse = parser(into, (status) => {
@@ -135,6 +138,7 @@ function createLister(jobDir: string, into: XattrMap, options: ListOptions) {
         { job_dir: jobDir, code: status, stderr: stderr.slice(0, 500) },
         'getfattr reported problems',
       );
+    stderr = '';
     waiting.shift()?.resolve(warningOf(status));
     holdProcess();
   });
@@ -181,7 +185,7 @@ function createLister(jobDir: string, into: XattrMap, options: ListOptions) {
   return {
     list(names: ByteString[]): Promise<string | null> {
       if (options.signal?.aborted) return Promise.reject(options.signal.reason);
-      if (ended) return Promise.resolve(warningOf(ended.status, ended.error));
+      if (ended) return Promise.resolve(endedWarning());
       child ??= start();
       const listed = new Promise<string | null>((resolve, reject) => waiting.push({ resolve, reject }));
       holdProcess();

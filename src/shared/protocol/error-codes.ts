@@ -104,13 +104,10 @@ export function defaultErrorCode(status: number): ErrorCode {
 }
 
 /** Codes an earlier release answered under another name, by that name. */
-const EARLIER_NAMES: Readonly<Record<string, ErrorCode>> = { paused: 'uploads_paused' };
+const EARLIER_NAMES: ReadonlyMap<unknown, ErrorCode> = new Map([['paused', 'uploads_paused']]);
 
 /** The `code` of an error answer's body, or null when it carries none (an older server). */
 export function errorCodeOf(body: unknown): ErrorCode | null {
   const code = (body as { code?: unknown } | null)?.code;
-  if (isErrorCode(code)) return code;
-  return typeof code === 'string' && Object.hasOwn(EARLIER_NAMES, code)
-    ? (EARLIER_NAMES[code] ?? null)
-    : null;
+  return isErrorCode(code) ? code : (EARLIER_NAMES.get(code) ?? null);
 }
